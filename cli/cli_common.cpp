@@ -1,0 +1,65 @@
+#include "cli/cli_common.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace symdex::cli {
+
+bool parseCommandLine(QCommandLineParser& parser, const QStringList& args, const char* summary) {
+    parser.setApplicationDescription(QString::fromUtf8(summary));
+    QCommandLineOption help({"h", "help"}, "Show this help.");
+    parser.addOption(help);
+    if (!parser.parse(args))
+        throw UsageError{parser.errorText().toStdString() +
+                         " (see: " + args.value(0).toStdString() + " --help)"};
+    if (parser.isSet(help)) {
+        std::cout << parser.helpText().replace("symdex", args.value(0)).toStdString();
+        return false;
+    }
+    return true;
+}
+
+void addStoreOption(QCommandLineParser& parser) {
+    parser.addOption(QCommandLineOption(
+        "store",
+        "Symbol store directory (default: the nearest .symdex above the current directory).",
+        "DIR"));
+}
+
+std::filesystem::path storeDirectory(const QCommandLineParser& parser) {
+    if (parser.isSet("store"))
+        return std::filesystem::absolute(parser.value("store").toStdString()).lexically_normal();
+    std::error_code ec;
+    const std::filesystem::path cwd = std::filesystem::current_path();
+    for (std::filesystem::path dir = cwd;; dir = dir.parent_path()) {
+        if (std::filesystem::is_directory(dir / ".symdex", ec))
+            return dir / ".symdex";
+        if (dir == dir.parent_path())
+            break;
+    }
+    return cwd / ".symdex";
+}
+
+std::string displayPath(const std::string& path) {
+    static const std::string cwd = std::filesystem::current_path().string() + "/";
+    if (path.size() > cwd.size() && path.compare(0, cwd.size(), cwd) == 0)
+        return path.substr(cwd.size());
+    return path;
+}
+
+void printJson(const QJsonDocument& doc) {
+    const QByteArray bytes = doc.toJson(QJsonDocument::Indented);
+    std::fwrite(bytes.data(), 1, size_t(bytes.size()), stdout);
+}
+
+std::string withThousands(uint64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0)
+            out.push_back(',');
+        out.push_back(digits[i]);
+    }
+    return out;
+}
+
+} // namespace symdex::cli

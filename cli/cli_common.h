@@ -1,0 +1,52 @@
+// Shared by the CLI's commands: exit codes, option parsing helpers, locating the store, and
+// printing paths and JSON.
+#pragma once
+
+#include <QCommandLineParser>
+#include <QJsonDocument>
+#include <QStringList>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace symdex::cli {
+
+/// The CLI's exit codes, the same for every command.
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitNotFound = 1, ///< the query ran and found nothing
+    kExitUsage = 2,    ///< bad usage or input: message on stderr
+};
+
+/// A command's usage error or input error; main() prints it and exits kExitUsage.
+struct UsageError {
+    std::string message;
+};
+
+struct Command {
+    const char* name;
+    const char* summary;
+    int (*run)(const QStringList& args);
+};
+
+/// Parses `args` (args[0] is "symdex COMMAND") with `parser`, which gets --help added; prints help
+/// and returns false-with-exit-0 when asked. Throws UsageError on a bad option.
+/// Returns true when the command should go on.
+bool parseCommandLine(QCommandLineParser& parser, const QStringList& args, const char* summary);
+
+/// The store directory: --store if given, else the nearest `.symdex` in the current directory or
+/// one of its parents, else `.symdex` in the current directory.
+std::filesystem::path storeDirectory(const QCommandLineParser& parser);
+void addStoreOption(QCommandLineParser& parser);
+
+/// `path` relative to the current directory when it lies below it, else as is.
+std::string displayPath(const std::string& path);
+
+/// Writes `doc` (indented) to stdout.
+void printJson(const QJsonDocument& doc);
+
+/// "12,345"
+std::string withThousands(uint64_t n);
+
+} // namespace symdex::cli

@@ -1,0 +1,72 @@
+#include "cli/commands.h"
+
+#include "cli/cli_common.h"
+#include "store/lmdb.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+namespace symdex::cli {
+
+namespace {
+
+const Command kCommands[] = {
+    {"index", "index a compilation database into the store", runIndex},
+    {"find", "find symbols by name (exact, prefix, substring)", runFind},
+    {"def", "where a symbol is defined", runDef},
+    {"refs", "every reference to a symbol", runRefs},
+    {"symbols", "the outline of a file", runSymbols},
+    {"stats", "what the store holds", runStats},
+};
+
+void printUsage(FILE* out) {
+    std::fprintf(out, "usage: symdex COMMAND [options]\n\ncommands:\n");
+    for (const Command& c : kCommands)
+        std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+    std::fprintf(out, "\n'symdex COMMAND --help' describes a command's options.\n"
+                      "Exit codes: 0 success, 1 nothing found, 2 usage or input error.\n");
+}
+
+} // namespace
+
+int runCli(int argc, char** argv) {
+    if (argc < 2) {
+        printUsage(stderr);
+        return kExitUsage;
+    }
+    const char* name = argv[1];
+    if (!std::strcmp(name, "-h") || !std::strcmp(name, "--help") || !std::strcmp(name, "help")) {
+        if (argc > 2 && std::strcmp(name, "help") == 0) {
+            // `symdex help CMD` is `symdex CMD --help`.
+            char* forward[] = {argv[0], argv[2], const_cast<char*>("--help")};
+            return runCli(3, forward);
+        }
+        printUsage(stdout);
+        return kExitOk;
+    }
+    for (const Command& c : kCommands) {
+        if (std::strcmp(c.name, name) != 0)
+            continue;
+        QStringList args{QString("symdex ") + c.name};
+        for (int i = 2; i < argc; ++i)
+            args << QString::fromLocal8Bit(argv[i]);
+        try {
+            return c.run(args);
+        } catch (const UsageError& e) {
+            std::fprintf(stderr, "symdex %s: %s\n", c.name, e.message.c_str());
+            return kExitUsage;
+        } catch (const StoreError& e) {
+            std::fprintf(stderr, "symdex %s: %s\n", c.name, e.what());
+            return kExitUsage;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "symdex %s: internal error: %s\n", c.name, e.what());
+            return kExitUsage;
+        }
+    }
+    std::fprintf(stderr, "symdex: unknown command '%s'\n\n", name);
+    printUsage(stderr);
+    return kExitUsage;
+}
+
+} // namespace symdex::cli

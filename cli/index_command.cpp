@@ -1,0 +1,203 @@
+// `symdex index`: bring the store up to date with a compilation database, with a progress bar
+// on a terminal (plain periodic lines otherwise) and a summary.
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "indexer/indexer.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace symdex::cli {
+
+namespace {
+
+std::string formatDuration(double seconds) {
+    const long s = long(seconds + 0.5);
+    char buf[32];
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+    return buf;
+}
+
+/// Polls the indexer's counters from its own thread and draws progress on stderr.
+class ProgressReporter {
+public:
+    ProgressReporter(const Indexer& indexer, bool enabled)
+        : indexer_(indexer), tty_(isatty(STDERR_FILENO)), enabled_(enabled) {
+        if (enabled_)
+            thread_ = std::thread([this] { loop(); });
+    }
+    ~ProgressReporter() { stop(); }
+
+    void stop() {
+        if (!thread_.joinable())
+            return;
+        {
+            std::lock_guard lock(mu_);
+            done_ = true;
+        }
+        wake_.notify_all();
+        thread_.join();
+        if (tty_)
+            std::fprintf(stderr, "\r\033[K");
+    }
+
+private:
+    void loop() {
+        using Clock = std::chrono::steady_clock;
+        const auto start = Clock::now();
+        auto lastLine = start;
+        std::unique_lock lock(mu_);
+        while (!wake_.wait_for(lock, std::chrono::milliseconds(tty_ ? 200 : 1000),
+                               [&] { return done_; })) {
+            const IndexProgress p = indexer_.progress();
+            const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+            if (p.planning) {
+                if (tty_)
+                    std::fprintf(stderr, "\r\033[Kchecking which TUs are up to date...");
+                continue;
+            }
+            const double rate = elapsed > 0 ? double(p.tusDone) / elapsed : 0;
+            const std::string eta =
+                rate > 0 ? formatDuration(double(p.tusToParse - p.tusDone) / rate) : "?";
+            if (tty_) {
+                constexpr int kWidth = 30;
+                const int filled =
+                    p.tusToParse ? int(kWidth * double(p.tusDone) / double(p.tusToParse)) : kWidth;
+                std::string bar(size_t(filled), '=');
+                if (filled < kWidth)
+                    bar += '>' + std::string(size_t(kWidth - filled - 1), ' ');
+                std::fprintf(stderr, "\r\033[K[%s] %zu/%zu TUs  %.1f TU/s  ETA %s  %s symbols",
+                             bar.c_str(), p.tusDone, p.tusToParse, rate, eta.c_str(),
+                             withThousands(p.symbols).c_str());
+            } else if (Clock::now() - lastLine >= std::chrono::seconds(5)) {
+                lastLine = Clock::now();
+                std::fprintf(stderr, "indexed %zu/%zu TUs (%.1f TU/s, ETA %s)\n", p.tusDone,
+                             p.tusToParse, rate, eta.c_str());
+            }
+        }
+    }
+
+    const Indexer& indexer_;
+    const bool tty_;
+    const bool enabled_;
+    std::mutex mu_;
+    std::condition_variable wake_;
+    bool done_ = false; // Requires mu_
+    std::thread thread_;
+};
+
+void printSummary(const IndexSummary& s, const SymbolStore& store) {
+    const StoreStats st = store.stats();
+    std::printf("%zu of %zu TUs up to date; parsed %zu with %u thread%s\n", s.tusUpToDate,
+                s.tusTotal, s.tusParsed, s.threads, s.threads == 1 ? "" : "s");
+    std::printf("  extracted: %s files, %s symbols, %s references\n",
+                withThousands(s.filesExtracted).c_str(), withThousands(s.symbols).c_str(),
+                withThousands(s.references).c_str());
+    std::printf("  TUs with errors: %zu, failed: %zu, crashed: %zu", s.tusWithErrors, s.tusFailed,
+                s.tusCrashed);
+    if (s.tusRemoved || s.filesRemoved)
+        std::printf("; removed: %zu TUs, %zu files", s.tusRemoved, s.filesRemoved);
+    std::printf(
+        "\n  time: %.2f s wall, %.2f s user, %.2f s sys (CPU %.0f%% of %u thread%s)\n",
+        s.wallSeconds, s.userSeconds, s.sysSeconds,
+        s.wallSeconds > 0 ? 100 * (s.userSeconds + s.sysSeconds) / (s.wallSeconds * s.threads) : 0,
+        s.threads, s.threads == 1 ? "" : "s");
+    std::printf("  store: %s: %s files, %s TUs, %s symbols, %s references, %.1f MiB\n",
+                displayPath(store.directory().string()).c_str(), withThousands(st.files).c_str(),
+                withThousands(st.tus).c_str(), withThousands(st.symbols).c_str(),
+                withThousands(st.references).c_str(), double(st.diskBytes) / (1 << 20));
+    size_t shown = 0;
+    for (const TuFailure& f : s.failures) {
+        if (shown++ == 10) {
+            std::printf("  ... and %zu more (symdex stats --errors lists them)\n",
+                        s.failures.size() - 10);
+            break;
+        }
+        std::printf("  %s: %s", displayPath(f.file).c_str(),
+                    std::string(tuStatusName(f.status)).c_str());
+        if (f.errorCount)
+            std::printf(", %u error%s; first: %s", f.errorCount, f.errorCount == 1 ? "" : "s",
+                        f.firstError.c_str());
+        std::printf("\n");
+    }
+}
+
+} // namespace
+
+int runIndex(const QStringList& args) {
+    QCommandLineParser parser;
+    parser.addOption(QCommandLineOption("p",
+                                        "Build directory holding compile_commands.json, or the "
+                                        "file itself (default: ./, then ./build).",
+                                        "BUILD"));
+    parser.addOption(
+        QCommandLineOption("threads", "Parsing threads (default: all hardware threads).", "N"));
+    parser.addOption(QCommandLineOption("force", "Re-parse every TU, even those up to date."));
+    parser.addOption(QCommandLineOption(
+        "session", "libclang body-skipping session: shared (default), per-thread or none.",
+        "MODE"));
+    parser.addOption(
+        QCommandLineOption("no-macros", "Do not index macro definitions and expansions."));
+    parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
+    addStoreOption(parser);
+    if (!parseCommandLine(parser, args,
+                          "Index the TUs of a compilation database into the symbol store."))
+        return kExitOk;
+    if (!parser.positionalArguments().isEmpty())
+        throw UsageError{"index takes no positional arguments (use -p BUILD)"};
+
+    std::string location = parser.value("p").toStdString();
+    if (location.empty()) {
+        std::error_code ec;
+        location = std::filesystem::exists("compile_commands.json", ec) ? "." : "build";
+    }
+    std::string error;
+    std::optional<CompileDatabase> db = loadCompileDatabase(location, &error);
+    if (!db)
+        throw UsageError{error};
+    for (const std::string& warning : db->warnings)
+        std::fprintf(stderr, "warning: %s\n", warning.c_str());
+
+    IndexOptions options;
+    if (parser.isSet("threads")) {
+        bool ok = false;
+        int threads = parser.value("threads").toInt(&ok);
+        if (!ok || threads < 1 || threads > 1024)
+            throw UsageError{"--threads needs a number from 1 to 1024, not '" +
+                             parser.value("threads").toStdString() + "'"};
+        options.threads = unsigned(threads);
+    }
+    const QString session = parser.value("session");
+    if (session.isEmpty() || session == "shared")
+        options.session = SessionMode::Shared;
+    else if (session == "per-thread")
+        options.session = SessionMode::PerThread;
+    else if (session == "none")
+        options.session = SessionMode::None;
+    else
+        throw UsageError{"--session must be shared, per-thread or none"};
+    options.force = parser.isSet("force");
+    options.indexMacros = !parser.isSet("no-macros");
+
+    StoreOptions storeOptions;
+    storeOptions.directory = storeDirectory(parser);
+    std::unique_ptr<SymbolStore> store = SymbolStore::open(storeOptions);
+    Indexer indexer(*store, options);
+    IndexSummary summary;
+    {
+        ProgressReporter progress(indexer, !parser.isSet("quiet"));
+        summary = indexer.run(*db);
+    }
+    printSummary(summary, *store);
+    return kExitOk;
+}
+
+} // namespace symdex::cli

@@ -1,0 +1,387 @@
+#include "indexer/compile_db.h"
+
+#include "store/encoding.h"
+
+#include <QByteArray>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonParseError>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unordered_set>
+
+namespace symdex {
+
+namespace {
+
+struct TextPosition {
+    int line = 1;
+    int column = 1;
+};
+
+TextPosition positionOf(std::string_view text, size_t offset) {
+    TextPosition pos;
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++pos.line;
+            pos.column = 1;
+        } else {
+            ++pos.column;
+        }
+    }
+    return pos;
+}
+
+/// Byte offsets of the elements of a top-level JSON array, so errors can name an entry's line.
+/// Only called on text that already parsed as JSON.
+std::vector<size_t> topLevelElementOffsets(std::string_view text) {
+    std::vector<size_t> offsets;
+    int depth = 0;
+    bool inString = false, expectElement = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (inString) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inString = false;
+            continue;
+        }
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+            continue;
+        if (depth == 1 && expectElement) {
+            offsets.push_back(i);
+            expectElement = false;
+        }
+        switch (c) {
+        case '"':
+            inString = true;
+            break;
+        case '[':
+        case '{':
+            if (++depth == 1)
+                expectElement = true;
+            break;
+        case ']':
+        case '}':
+            --depth;
+            break;
+        case ',':
+            if (depth == 1)
+                expectElement = true;
+            break;
+        default:
+            break;
+        }
+    }
+    return offsets;
+}
+
+/// Flags whose value is a path, joined ("-Iinc") or separate ("-I inc").
+constexpr std::string_view kPathFlags[] = {
+    "-I",        "-iquote",   "-isystem",      "-idirafter",    "-include",     "-imacros",
+    "-isysroot", "-F",        "-iframework",   "-cxx-isystem",  "-include-pch", "-ivfsoverlay",
+    "-B",        "--sysroot", "-resource-dir", "-isystem-after"};
+/// Flags whose value follows an '='.
+constexpr std::string_view kPathFlagsWithEquals[] = {"--sysroot=",
+                                                     "-resource-dir=",
+                                                     "-fmodule-map-file=",
+                                                     "-fmodules-cache-path=",
+                                                     "-fprebuilt-module-path=",
+                                                     "--include-directory="};
+
+bool isCompilerWrapper(std::string_view arg) {
+    std::string_view base = arg.substr(arg.rfind('/') + 1);
+    return base == "ccache" || base == "sccache" || base == "distcc" || base == "icecc";
+}
+
+/// A flag value made absolute, except sysroot-relative ("=...") and empty values.
+std::string absoluteFlagValue(std::string_view value, const std::string& directory) {
+    if (value.empty() || value.front() == '=' || value.front() == '/')
+        return std::string(value);
+    return absolutePath(value, directory);
+}
+
+/// `arg` with a joined path value made absolute ("-Iinc" -> "-I/dir/inc").
+std::string absolutePathFlag(const std::string& arg, const std::string& directory) {
+    for (std::string_view flag : kPathFlagsWithEquals)
+        if (arg.starts_with(flag))
+            return std::string(flag) +
+                   absoluteFlagValue(std::string_view(arg).substr(flag.size()), directory);
+    // Longest first, so that "-include-pch" is not read as "-include" + "-pch".
+    static constexpr std::string_view joinable[] = {"-isystem-after",
+                                                    "-include-pch",
+                                                    "-cxx-isystem",
+                                                    "-ivfsoverlay",
+                                                    "-iframework",
+                                                    "-idirafter",
+                                                    "-isysroot",
+                                                    "-isystem",
+                                                    "-include",
+                                                    "-imacros",
+                                                    "-iquote",
+                                                    "-I",
+                                                    "-F",
+                                                    "-B"};
+    for (std::string_view flag : joinable)
+        if (arg.size() > flag.size() && arg.starts_with(flag))
+            return std::string(flag) +
+                   absoluteFlagValue(std::string_view(arg).substr(flag.size()), directory);
+    return arg;
+}
+
+std::string readFile(const std::string& path, bool* ok) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    *ok = in.good() || in.eof();
+    return buffer.str();
+}
+
+} // namespace
+
+uint64_t CompileCommand::hash() const {
+    std::string joined = directory;
+    for (const std::string& arg : arguments) {
+        joined.push_back('\0');
+        joined += arg;
+    }
+    return hash64(joined);
+}
+
+std::string absolutePath(std::string_view path, std::string_view base) {
+    std::filesystem::path p(path);
+    if (p.is_relative())
+        p = std::filesystem::path(base) / p;
+    std::string normal = p.lexically_normal().string();
+    if (normal.size() > 1 && normal.back() == '/')
+        normal.pop_back();
+    return normal;
+}
+
+std::vector<std::string> splitCommandLine(std::string_view command) {
+    std::vector<std::string> args;
+    std::string current;
+    bool inArg = false;
+    char quote = 0;
+    for (size_t i = 0; i < command.size(); ++i) {
+        char c = command[i];
+        if (quote == '\'') {
+            if (c == '\'')
+                quote = 0;
+            else
+                current.push_back(c);
+            continue;
+        }
+        if (c == '\\' && i + 1 < command.size()) {
+            char next = command[i + 1];
+            // Inside double quotes a backslash only escapes the characters the shell treats so.
+            if (quote == '"' && next != '"' && next != '\\' && next != '$' && next != '`') {
+                current.push_back(c);
+            } else {
+                current.push_back(next);
+                ++i;
+            }
+            inArg = true;
+            continue;
+        }
+        if (quote == '"') {
+            if (c == '"')
+                quote = 0;
+            else
+                current.push_back(c);
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            quote = c;
+            inArg = true;
+        } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            if (inArg)
+                args.push_back(std::move(current));
+            current.clear();
+            inArg = false;
+        } else {
+            current.push_back(c);
+            inArg = true;
+        }
+    }
+    if (inArg)
+        args.push_back(std::move(current));
+    return args;
+}
+
+std::vector<std::string> parseArguments(std::vector<std::string> argv, const std::string& file,
+                                        const std::string& directory) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i + 1 < argv.size() && isCompilerWrapper(argv[i]))
+        ++i;
+    if (i < argv.size())
+        out.push_back(argv[i++]);
+    for (; i < argv.size(); ++i) {
+        const std::string& arg = argv[i];
+        // Flags that take the next argument as their value.
+        if (arg == "-o" || arg == "-MF" || arg == "-MT" || arg == "-MQ" ||
+            arg == "--serialize-diagnostics") {
+            ++i;
+            continue;
+        }
+        if (arg == "-c" || arg == "-M" || arg == "-MM" || arg == "-MD" || arg == "-MMD" ||
+            arg == "-MP" || arg == "-MG" || arg == "-Werror" || arg.starts_with("-Werror=") ||
+            arg.starts_with("-Wp,-M") || (arg.starts_with("-o") && arg.size() > 2) ||
+            ((arg.starts_with("-MF") || arg.starts_with("-MT") || arg.starts_with("-MQ")) &&
+             arg.size() > 3))
+            continue;
+        if (arg == "--") // what follows are inputs
+            break;
+        if (!arg.starts_with("-") && absolutePath(arg, directory) == file)
+            continue;
+        // Paths become absolute here, because libclang must not be given -working-directory:
+        // its driver would chdir() the whole process (llvm::vfs::RealFileSystem), under the feet
+        // of every other parse thread.
+        if (std::find(std::begin(kPathFlags), std::end(kPathFlags), arg) != std::end(kPathFlags) &&
+            i + 1 < argv.size()) {
+            out.push_back(arg);
+            out.push_back(absoluteFlagValue(argv[++i], directory));
+            continue;
+        }
+        out.push_back(absolutePathFlag(arg, directory));
+    }
+    return out;
+}
+
+std::optional<CompileDatabase>
+parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::string* error) {
+    QJsonParseError parseError;
+    QJsonDocument doc =
+        QJsonDocument::fromJson(QByteArray(json.data(), qsizetype(json.size())), &parseError);
+    if (parseError.error != QJsonParseError::NoError) {
+        TextPosition pos = positionOf(json, size_t(parseError.offset));
+        *error = jsonPath + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
+                 ": invalid JSON: " + parseError.errorString().toStdString();
+        return std::nullopt;
+    }
+    if (!doc.isArray()) {
+        *error = jsonPath + ":1:1: a compilation database must be a JSON array of entries";
+        return std::nullopt;
+    }
+    const std::vector<size_t> offsets = topLevelElementOffsets(json);
+    const std::string jsonDir =
+        std::filesystem::path(absolutePath(jsonPath, std::filesystem::current_path().string()))
+            .parent_path()
+            .string();
+    CompileDatabase db;
+    db.path = jsonPath;
+    std::unordered_set<std::string> seen;
+    const QJsonArray entries = doc.array();
+    for (qsizetype index = 0; index < entries.size(); ++index) {
+        auto where = [&] {
+            std::string at = jsonPath;
+            if (size_t(index) < offsets.size()) {
+                TextPosition pos = positionOf(json, offsets[size_t(index)]);
+                at += ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column);
+            }
+            return at + ": entry " + std::to_string(index + 1);
+        };
+        const QJsonValue value = entries[index];
+        if (!value.isObject()) {
+            *error = where() + ": an entry must be a JSON object";
+            return std::nullopt;
+        }
+        const QJsonObject entry = value.toObject();
+        auto stringField = [&](const char* name, bool required, std::string* out) {
+            const QJsonValue field = entry.value(QLatin1String(name));
+            if (field.isUndefined()) {
+                if (required)
+                    *error = where() + ": missing \"" + name + "\"";
+                return !required;
+            }
+            if (!field.isString()) {
+                *error = where() + ": \"" + name + "\" must be a string";
+                return false;
+            }
+            *out = field.toString().toStdString();
+            return true;
+        };
+        std::string file, directory, command;
+        if (!stringField("file", true, &file) || !stringField("directory", true, &directory))
+            return std::nullopt;
+        if (file.empty() || directory.empty()) {
+            *error = where() + ": \"" + (file.empty() ? "file" : "directory") + "\" is empty";
+            return std::nullopt;
+        }
+        directory = absolutePath(directory, jsonDir);
+        std::vector<std::string> argv;
+        const QJsonValue arguments = entry.value(QLatin1String("arguments"));
+        if (!arguments.isUndefined()) {
+            if (!arguments.isArray()) {
+                *error = where() + ": \"arguments\" must be an array of strings";
+                return std::nullopt;
+            }
+            for (const QJsonValue& arg : arguments.toArray()) {
+                if (!arg.isString()) {
+                    *error = where() + ": \"arguments\" must be an array of strings";
+                    return std::nullopt;
+                }
+                argv.push_back(arg.toString().toStdString());
+            }
+        } else {
+            if (!stringField("command", false, &command))
+                return std::nullopt;
+            if (entry.value(QLatin1String("command")).isUndefined()) {
+                *error = where() + ": needs \"arguments\" or \"command\"";
+                return std::nullopt;
+            }
+            argv = splitCommandLine(command);
+        }
+        if (argv.empty()) {
+            *error = where() + ": the command is empty";
+            return std::nullopt;
+        }
+        CompileCommand cmd;
+        cmd.file = absolutePath(file, directory);
+        cmd.directory = directory;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(cmd.file, ec)) {
+            db.warnings.push_back(where() + ": source file '" + cmd.file +
+                                  "' does not exist; skipped");
+            continue;
+        }
+        if (!seen.insert(cmd.file).second) {
+            db.warnings.push_back(where() + ": '" + cmd.file +
+                                  "' appears again; the first entry is used");
+            continue;
+        }
+        cmd.arguments = parseArguments(std::move(argv), cmd.file, directory);
+        db.commands.push_back(std::move(cmd));
+    }
+    return db;
+}
+
+std::optional<CompileDatabase> loadCompileDatabase(const std::string& location,
+                                                   std::string* error) {
+    std::error_code ec;
+    std::string path = location;
+    if (std::filesystem::is_directory(location, ec) ||
+        (!std::filesystem::exists(location, ec) && !location.ends_with(".json")))
+        path = (std::filesystem::path(location) / "compile_commands.json").string();
+    if (!std::filesystem::exists(path, ec)) {
+        *error = "no compilation database at '" + path +
+                 "' (pass a build directory or its compile_commands.json; CMake writes one with "
+                 "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON)";
+        return std::nullopt;
+    }
+    bool ok = false;
+    std::string text = readFile(path, &ok);
+    if (!ok) {
+        *error = "cannot read '" + path + "'";
+        return std::nullopt;
+    }
+    return parseCompileDatabase(text, path, error);
+}
+
+} // namespace symdex

@@ -1,0 +1,51 @@
+// Reading a JSON compilation database (compile_commands.json): both the "command" and the
+// "arguments" form, relative paths resolved against each entry's "directory", and the flags that
+// only matter to a compiler that writes files (-o, -c, dependency files) removed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symdex {
+
+/// One translation unit, ready to be parsed.
+struct CompileCommand {
+    std::string file;      ///< absolute, normalised path of the main file
+    std::string directory; ///< absolute working directory of the compilation
+    /// argv of the parse: the compiler first, then the flags; no source file, no -o/-c/-M*.
+    std::vector<std::string> arguments;
+    /// hash64 of directory and arguments: a change means the TU must be re-parsed.
+    uint64_t hash() const;
+};
+
+struct CompileDatabase {
+    std::string path; ///< the compile_commands.json that was read
+    std::vector<CompileCommand> commands;
+    /// Problems that did not stop the load: missing source files, repeated entries.
+    std::vector<std::string> warnings;
+};
+
+/// Loads `location`: a compile_commands.json file or a directory holding one. On failure returns
+/// nullopt and sets `error` to a message naming the file and, where it applies, the line, column
+/// or entry.
+std::optional<CompileDatabase> loadCompileDatabase(const std::string& location, std::string* error);
+
+/// Parses database text; `jsonPath` is used for messages and to resolve relative directories.
+std::optional<CompileDatabase>
+parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::string* error);
+
+/// Splits a shell command line as compilation databases write them (quotes and backslashes).
+std::vector<std::string> splitCommandLine(std::string_view command);
+
+/// Removes what does not belong in a parse: compiler wrappers (ccache, ...), output and
+/// dependency-file flags, -c, -Werror, and the source file itself.
+std::vector<std::string> parseArguments(std::vector<std::string> argv, const std::string& file,
+                                        const std::string& directory);
+
+/// `path` made absolute against `base` and lexically normalised ("a/./b/../c" -> "a/c").
+std::string absolutePath(std::string_view path, std::string_view base);
+
+} // namespace symdex

@@ -1,0 +1,35 @@
+// What is on disk now: a per-run cache of each file's mtime, size and content hash, shared by
+// all threads. Each file is stat'ed at most once and read at most once per run; the work happens
+// outside the table's locks (two threads may both compute a missing entry; both get the same
+// answer and the first insert wins).
+#pragma once
+
+#include "indexer/tu_parser.h"
+
+#include <tbb/concurrent_hash_map.h>
+
+#include <optional>
+#include <string>
+
+namespace symdex {
+
+class FileStamps {
+public:
+    /// mtime and size, without reading the file; nullopt if it does not exist. contentHash is 0.
+    std::optional<FileStamp> stat(const std::string& path);
+    /// mtime, size and the hash of the contents; nullopt if the file cannot be read.
+    std::optional<FileStamp> hashed(const std::string& path);
+
+private:
+    struct Entry {
+        bool exists = false;
+        bool hashed = false;
+        FileStamp stamp;
+    };
+    tbb::concurrent_hash_map<std::string, Entry> entries_;
+};
+
+/// Reads and hashes a file; nullopt if it cannot be read.
+std::optional<FileStamp> stampFile(const std::string& path);
+
+} // namespace symdex

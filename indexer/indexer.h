@@ -1,0 +1,99 @@
+// Indexing a compilation database into a SymbolStore: decide which TUs are out of date, parse
+// them on a oneTBB arena, extract each header once per run, publish results to the store's
+// writer, and drop what left the tree.
+#pragma once
+
+#include "indexer/compile_db.h"
+#include "indexer/tu_parser.h"
+#include "store/symbol_store.h"
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace symdex {
+
+/// How libclang's skip-parsed-bodies session is shared (see docs/ and the README's measurements).
+enum class SessionMode {
+    Shared,    ///< one session for all threads: each header body is parsed once per run
+    PerThread, ///< one session per thread: once per thread
+    None,      ///< no body skipping
+};
+
+struct IndexOptions {
+    /// Worker threads parsing TUs; 0 means all hardware threads.
+    unsigned threads = 0;
+    SessionMode session = SessionMode::Shared;
+    /// Extract macro definitions and expansions.
+    bool indexMacros = true;
+    /// Re-parse every TU even when the store says it is up to date.
+    bool force = false;
+};
+
+/// A snapshot of a run in progress (summed from per-thread counters on demand).
+struct IndexProgress {
+    size_t tusToParse = 0; ///< out-of-date TUs this run parses
+    size_t tusDone = 0;    ///< of those, finished (parsed, failed or crashed)
+    size_t symbols = 0;
+    size_t references = 0;
+    bool planning = true; ///< still checking which TUs are up to date
+};
+
+struct TuFailure {
+    std::string file;
+    TuStatus status;
+    uint32_t errorCount;
+    std::string firstError;
+};
+
+struct IndexSummary {
+    size_t tusTotal = 0;    ///< TUs in the compilation database
+    size_t tusUpToDate = 0; ///< skipped: nothing they read changed
+    size_t tusParsed = 0;
+    size_t tusWithErrors = 0; ///< parsed, with error diagnostics
+    size_t tusFailed = 0;     ///< libclang could not parse them
+    size_t tusCrashed = 0;    ///< libclang crashed on them
+    size_t tusRemoved = 0;    ///< left the compilation database
+    size_t filesExtracted = 0;
+    size_t filesRemoved = 0;
+    size_t symbols = 0;    ///< extracted this run
+    size_t references = 0; ///< extracted this run
+    unsigned threads = 0;
+    double wallSeconds = 0, userSeconds = 0, sysSeconds = 0;
+    CommitStats commits;
+    std::vector<TuFailure> failures; ///< TUs with errors, failed or crashed, in database order
+};
+
+class Indexer {
+public:
+    Indexer(SymbolStore& store, IndexOptions options);
+    ~Indexer();
+
+    /// Brings the store up to date with `db`. Store errors propagate as StoreError; a bad TU
+    /// never does.
+    IndexSummary run(const CompileDatabase& db);
+    /// Thread-safe; cheap enough to poll a few times a second.
+    IndexProgress progress() const;
+    unsigned threads() const { return threads_; }
+
+    /// Progress counters of one arena slot: written only by the thread in that slot, read by
+    /// progress() (relaxed atomics, each slot on its own cache line).
+    struct alignas(64) SlotCounters {
+        std::atomic<size_t> tusDone{0};
+        std::atomic<size_t> files{0};
+        std::atomic<size_t> symbols{0};
+        std::atomic<size_t> references{0};
+    };
+
+private:
+    SymbolStore& store_;
+    IndexOptions options_;
+    unsigned threads_;
+    std::unique_ptr<SlotCounters[]> slots_; // one per arena slot
+    std::atomic<size_t> tusToParse_{0};
+    std::atomic<bool> planning_{true};
+};
+
+} // namespace symdex

@@ -1,0 +1,478 @@
+#include "indexer/tu_parser.h"
+
+#include "store/encoding.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <tuple>
+#include <unordered_map>
+
+namespace symdex {
+
+namespace {
+
+/// Owns a CXString for the length of a statement.
+class String {
+public:
+    explicit String(CXString s) : s_(s) {}
+    ~String() { clang_disposeString(s_); }
+    String(const String&) = delete;
+    String& operator=(const String&) = delete;
+    const char* c_str() const {
+        const char* p = clang_getCString(s_);
+        return p ? p : "";
+    }
+    std::string str() const { return c_str(); }
+
+private:
+    CXString s_;
+};
+
+struct FileIdHash {
+    size_t operator()(const CXFileUniqueID& id) const {
+        return std::hash<unsigned long long>()(id.data[0] * 31 + id.data[1]) ^ id.data[2];
+    }
+};
+struct FileIdEqual {
+    bool operator()(const CXFileUniqueID& a, const CXFileUniqueID& b) const {
+        return std::memcmp(a.data, b.data, sizeof a.data) == 0;
+    }
+};
+
+SymbolKind symbolKind(CXIdxEntityKind kind) {
+    switch (kind) {
+    case CXIdxEntity_Typedef:
+        return SymbolKind::Typedef;
+    case CXIdxEntity_Function:
+        return SymbolKind::Function;
+    case CXIdxEntity_Variable:
+        return SymbolKind::Variable;
+    case CXIdxEntity_Field:
+        return SymbolKind::Field;
+    case CXIdxEntity_EnumConstant:
+        return SymbolKind::EnumConstant;
+    case CXIdxEntity_Enum:
+        return SymbolKind::Enum;
+    case CXIdxEntity_Struct:
+        return SymbolKind::Struct;
+    case CXIdxEntity_Union:
+        return SymbolKind::Union;
+    case CXIdxEntity_CXXClass:
+        return SymbolKind::Class;
+    case CXIdxEntity_CXXNamespace:
+        return SymbolKind::Namespace;
+    case CXIdxEntity_CXXNamespaceAlias:
+        return SymbolKind::NamespaceAlias;
+    case CXIdxEntity_CXXStaticVariable:
+        return SymbolKind::StaticMember;
+    case CXIdxEntity_CXXStaticMethod:
+        return SymbolKind::StaticMethod;
+    case CXIdxEntity_CXXInstanceMethod:
+        return SymbolKind::Method;
+    case CXIdxEntity_CXXConstructor:
+        return SymbolKind::Constructor;
+    case CXIdxEntity_CXXDestructor:
+        return SymbolKind::Destructor;
+    case CXIdxEntity_CXXConversionFunction:
+        return SymbolKind::ConversionFunction;
+    case CXIdxEntity_CXXTypeAlias:
+        return SymbolKind::TypeAlias;
+    case CXIdxEntity_CXXConcept:
+        return SymbolKind::Concept;
+    default:
+        return SymbolKind::Unknown;
+    }
+}
+
+bool isScope(SymbolKind kind) {
+    switch (kind) {
+    case SymbolKind::Namespace:
+    case SymbolKind::Class:
+    case SymbolKind::Struct:
+    case SymbolKind::Union:
+    case SymbolKind::Enum:
+        return true;
+    default:
+        return false;
+    }
+}
+
+uint8_t templateFlags(CXIdxEntityCXXTemplateKind kind) {
+    switch (kind) {
+    case CXIdxEntity_Template:
+        return kTemplate;
+    case CXIdxEntity_TemplatePartialSpecialization:
+    case CXIdxEntity_TemplateSpecialization:
+        return kSpecialization;
+    default:
+        return 0;
+    }
+}
+
+/// The state of one parse. libclang calls back on its parse thread; nothing here is shared.
+class TuExtractor {
+public:
+    TuExtractor(const CompileCommand& command, size_t tuIndex, FileClaimer& claimer)
+        : command_(command), tuIndex_(tuIndex), claimer_(claimer) {}
+
+    struct FileState {
+        std::string path;
+        IndexedFile* out = nullptr; ///< null when another TU (or the store) has this file
+    };
+
+    FileState* fileState(CXFile file) {
+        if (!file)
+            return nullptr;
+        CXFileUniqueID id;
+        if (clang_getFileUniqueID(file, &id) != 0)
+            return nullptr;
+        auto it = byId_.find(id);
+        if (it != byId_.end())
+            return it->second;
+        FileState& state = states_.emplace_back();
+        state.path = absolutePath(String(clang_getFileName(file)).c_str(), command_.directory);
+        if (!seenPaths_.contains(state.path)) {
+            seenPaths_[state.path] = &state;
+            includedFiles_.push_back(state.path);
+            if (std::optional<FileStamp> stamp = claimer_.claim(state.path, tuIndex_)) {
+                IndexedFile& out = extracted_.emplace_back();
+                out.file.path = state.path;
+                out.file.contentHash = stamp->contentHash;
+                out.file.mtimeNs = stamp->mtimeNs;
+                out.file.size = stamp->size;
+                state.out = &out;
+            }
+        } else {
+            // The same path reached through another file entry (a symlink, say): one owner.
+            state.out = seenPaths_[state.path]->out;
+        }
+        byId_.emplace(id, &state);
+        return &state;
+    }
+
+    FileState* fileOf(CXIdxLoc loc, Position* pos) {
+        CXIdxClientFile client = nullptr;
+        CXFile file = nullptr;
+        unsigned line = 0, column = 0;
+        clang_indexLoc_getFileLocation(loc, &client, &file, &line, &column, nullptr);
+        pos->line = line;
+        pos->column = column;
+        return client ? static_cast<FileState*>(client) : fileState(file);
+    }
+
+    FileState* fileOf(CXSourceLocation loc, Position* pos) {
+        CXFile file = nullptr;
+        unsigned line = 0, column = 0;
+        clang_getSpellingLocation(loc, &file, &line, &column, nullptr);
+        pos->line = line;
+        pos->column = column;
+        return fileState(file);
+    }
+
+    /// The extent of a cursor, when it lies in `state`'s file; otherwise just `at`.
+    Range extentOf(CXCursor cursor, const FileState* state, Position at) {
+        CXSourceRange range = clang_getCursorExtent(cursor);
+        Position begin, end;
+        CXFile beginFile = nullptr, endFile = nullptr;
+        clang_getSpellingLocation(clang_getRangeStart(range), &beginFile, &begin.line,
+                                  &begin.column, nullptr);
+        clang_getSpellingLocation(clang_getRangeEnd(range), &endFile, &end.line, &end.column,
+                                  nullptr);
+        if (!beginFile || !endFile || fileState(beginFile) != state ||
+            fileState(endFile) != state || !(begin <= at) || !(at <= end))
+            return Range{at, at};
+        return Range{begin, end};
+    }
+
+    void declaration(const CXIdxDeclInfo* info) {
+        const CXIdxEntityInfo* entity = info->entityInfo;
+        if (!entity)
+            return;
+        const SymbolKind kind = symbolKind(entity->kind);
+        const bool named = entity->name && *entity->name;
+        // Scopes get their qualified name recorded even in files this TU does not extract:
+        // declarations in extracted files may live inside them.
+        const std::string* scopeName = nullptr;
+        if (isScope(kind) && info->declAsContainer) {
+            std::string& name = scopeNames_.emplace_back(qualify(
+                info->semanticContainer,
+                named ? entity->name
+                      : (kind == SymbolKind::Namespace ? "(anonymous namespace)" : "(anonymous)")));
+            scopeName = &name;
+            clang_index_setClientContainer(info->declAsContainer, &name);
+        }
+        if (kind == SymbolKind::Unknown || !named || !entity->USR || !*entity->USR ||
+            info->isImplicit)
+            return;
+        Position pos;
+        FileState* state = fileOf(info->loc, &pos);
+        if (!state || !state->out)
+            return;
+        Symbol& symbol = state->out->symbols.emplace_back();
+        symbol.usr = entity->USR;
+        symbol.name = entity->name;
+        symbol.qualifiedName =
+            scopeName ? *scopeName : qualify(info->semanticContainer, entity->name);
+        symbol.kind = kind;
+        symbol.flags = templateFlags(entity->templateKind) | (info->isDefinition ? kDefinition : 0);
+        symbol.location = pos;
+        symbol.extent = extentOf(info->cursor, state, pos);
+    }
+
+    void reference(const CXIdxEntityRefInfo* info) {
+        const CXIdxEntityInfo* entity = info->referencedEntity;
+        if (!entity || !entity->USR || !*entity->USR)
+            return;
+        Position pos;
+        FileState* state = fileOf(info->loc, &pos);
+        if (!state || !state->out)
+            return;
+        Reference& ref = state->out->references.emplace_back();
+        ref.usrHash = hash64(entity->USR);
+        ref.location = pos;
+        ref.roles =
+            uint16_t(info->role) | (info->kind == CXIdxEntityRef_Implicit ? kRoleImplicit : 0);
+    }
+
+    void diagnostics(CXDiagnosticSet set) {
+        const unsigned n = clang_getNumDiagnosticsInSet(set);
+        for (unsigned i = 0; i < n; ++i) {
+            CXDiagnostic diag = clang_getDiagnosticInSet(set, i);
+            CXDiagnosticSeverity severity = clang_getDiagnosticSeverity(diag);
+            if (severity >= CXDiagnostic_Error) {
+                if (record_.errorCount++ == 0)
+                    record_.firstError =
+                        String(clang_formatDiagnostic(diag, CXDiagnostic_DisplaySourceLocation |
+                                                                CXDiagnostic_DisplayColumn))
+                            .str();
+            } else if (severity == CXDiagnostic_Warning) {
+                ++record_.warningCount;
+            }
+            clang_disposeDiagnostic(diag);
+        }
+    }
+
+    /// Macro definitions and expansions, from the preprocessing record of the finished TU.
+    void macros(CXTranslationUnit tu) {
+        clang_visitChildren(
+            clang_getTranslationUnitCursor(tu),
+            [](CXCursor cursor, CXCursor, CXClientData data) {
+                auto* self = static_cast<TuExtractor*>(data);
+                CXCursorKind kind = clang_getCursorKind(cursor);
+                if (kind == CXCursor_MacroDefinition)
+                    self->macroDefinition(cursor);
+                else if (kind == CXCursor_MacroExpansion)
+                    self->macroExpansion(cursor);
+                return CXChildVisit_Continue;
+            },
+            this);
+    }
+
+    IndexedTu finish(TuStatus status, uint32_t parseMillis) {
+        IndexedTu tu;
+        tu.mainFile = command_.file;
+        tu.record = std::move(record_);
+        tu.record.commandHash = command_.hash();
+        tu.record.status = status;
+        tu.record.parseMillis = parseMillis;
+        if (status == TuStatus::Ok && tu.record.errorCount > 0)
+            tu.record.status = TuStatus::Errors;
+        // The main file first: the store keys the TU record by it.
+        tu.includedFiles.push_back(command_.file);
+        for (std::string& path : includedFiles_)
+            if (path != command_.file)
+                tu.includedFiles.push_back(std::move(path));
+        if (status == TuStatus::Ok) {
+            for (IndexedFile& file : extracted_) {
+                sortAndMerge(file);
+                tu.files.push_back(std::move(file));
+            }
+        }
+        return tu;
+    }
+
+private:
+    /// Source order, as the store keeps them; one reference per symbol and position (a macro
+    /// argument used twice is one use of it where it is spelled), with the roles merged.
+    static void sortAndMerge(IndexedFile& file) {
+        std::stable_sort(file.symbols.begin(), file.symbols.end(),
+                         [](const Symbol& a, const Symbol& b) { return a.location < b.location; });
+        auto& refs = file.references;
+        std::sort(refs.begin(), refs.end(), [](const Reference& a, const Reference& b) {
+            return std::tie(a.location, a.usrHash) < std::tie(b.location, b.usrHash);
+        });
+        size_t out = 0;
+        for (size_t i = 0; i < refs.size(); ++i) {
+            if (out && refs[out - 1].location == refs[i].location &&
+                refs[out - 1].usrHash == refs[i].usrHash)
+                refs[out - 1].roles |= refs[i].roles;
+            else
+                refs[out++] = refs[i];
+        }
+        refs.resize(out);
+    }
+
+    std::string qualify(const CXIdxContainerInfo* container, std::string_view name) {
+        const std::string* scope =
+            container ? static_cast<const std::string*>(clang_index_getClientContainer(container))
+                      : nullptr;
+        if (!scope && container && !clang_Cursor_isNull(container->cursor) &&
+            clang_getCursorKind(container->cursor) != CXCursor_TranslationUnit)
+            return qualifyByCursor(container->cursor) + "::" + std::string(name);
+        if (!scope || scope->empty())
+            return std::string(name);
+        return *scope + "::" + std::string(name);
+    }
+
+    /// Slow path for scopes that were never reported as declarations (rare: implicit ones).
+    std::string qualifyByCursor(CXCursor cursor) {
+        std::string out;
+        for (CXCursor c = cursor;
+             !clang_Cursor_isNull(c) && clang_getCursorKind(c) != CXCursor_TranslationUnit &&
+             !clang_isInvalid(clang_getCursorKind(c));
+             c = clang_getCursorSemanticParent(c)) {
+            std::string part = String(clang_getCursorSpelling(c)).str();
+            if (part.empty())
+                part = clang_getCursorKind(c) == CXCursor_Namespace ? "(anonymous namespace)"
+                                                                    : "(anonymous)";
+            out = out.empty() ? part : part + "::" + out;
+        }
+        return out;
+    }
+
+    void macroDefinition(CXCursor cursor) {
+        if (clang_Cursor_isMacroBuiltin(cursor))
+            return;
+        Position pos;
+        FileState* state = fileOf(clang_getCursorLocation(cursor), &pos);
+        if (!state || !state->out)
+            return;
+        Symbol& symbol = state->out->symbols.emplace_back();
+        symbol.name = String(clang_getCursorSpelling(cursor)).str();
+        symbol.qualifiedName = symbol.name;
+        symbol.usr = String(clang_getCursorUSR(cursor)).str();
+        symbol.kind = SymbolKind::Macro;
+        symbol.flags = kDefinition;
+        symbol.location = pos;
+        symbol.extent = extentOf(cursor, state, pos);
+        if (symbol.usr.empty())
+            state->out->symbols.pop_back();
+    }
+
+    void macroExpansion(CXCursor cursor) {
+        Position pos;
+        FileState* state = fileOf(clang_getCursorLocation(cursor), &pos);
+        if (!state || !state->out)
+            return;
+        CXCursor definition = clang_getCursorReferenced(cursor);
+        if (clang_Cursor_isNull(definition) || clang_Cursor_isMacroBuiltin(definition))
+            return;
+        String usr(clang_getCursorUSR(definition));
+        if (!*usr.c_str())
+            return;
+        Reference& ref = state->out->references.emplace_back();
+        ref.usrHash = hash64(usr.c_str());
+        ref.location = pos;
+        ref.roles = kRoleReference;
+    }
+
+    const CompileCommand& command_;
+    const size_t tuIndex_;
+    FileClaimer& claimer_;
+    std::deque<FileState> states_;       // stable addresses: libclang holds them as client files
+    std::deque<IndexedFile> extracted_;  // stable addresses: FileState::out points here
+    std::deque<std::string> scopeNames_; // stable addresses: libclang holds them as containers
+    std::unordered_map<CXFileUniqueID, FileState*, FileIdHash, FileIdEqual> byId_;
+    std::unordered_map<std::string, FileState*> seenPaths_;
+    std::vector<std::string> includedFiles_;
+    TuRecord record_;
+};
+
+IndexerCallbacks callbacks() {
+    IndexerCallbacks cb{};
+    cb.diagnostic = [](CXClientData data, CXDiagnosticSet set, void*) {
+        static_cast<TuExtractor*>(data)->diagnostics(set);
+    };
+    cb.enteredMainFile = [](CXClientData data, CXFile file, void*) -> CXIdxClientFile {
+        return static_cast<TuExtractor*>(data)->fileState(file);
+    };
+    cb.ppIncludedFile = [](CXClientData data,
+                           const CXIdxIncludedFileInfo* info) -> CXIdxClientFile {
+        return static_cast<TuExtractor*>(data)->fileState(info->file);
+    };
+    cb.indexDeclaration = [](CXClientData data, const CXIdxDeclInfo* info) {
+        static_cast<TuExtractor*>(data)->declaration(info);
+    };
+    cb.indexEntityReference = [](CXClientData data, const CXIdxEntityRefInfo* info) {
+        static_cast<TuExtractor*>(data)->reference(info);
+    };
+    return cb;
+}
+
+} // namespace
+
+ParseSession::ParseSession(bool skipParsedBodies) : skipParsedBodies_(skipParsedBodies) {
+    index_ = clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0);
+    action_ = clang_IndexAction_create(index_);
+    // libclang computes its resource directory lazily on first use, without a lock: parse an
+    // empty buffer here, on one thread, before the session is shared by many.
+    const char* name = "/symdex-warm-up.cpp";
+    CXUnsavedFile empty{name, "", 0};
+    CXTranslationUnit tu = nullptr;
+    if (clang_parseTranslationUnit2(index_, name, nullptr, 0, &empty, 1, CXTranslationUnit_None,
+                                    &tu) == CXError_Success)
+        clang_disposeTranslationUnit(tu);
+}
+
+ParseSession::~ParseSession() {
+    clang_IndexAction_dispose(action_);
+    clang_disposeIndex(index_);
+}
+
+IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t tuIndex,
+                               FileClaimer& claimer, const ParseOptions& options) {
+    TuExtractor extractor(command, tuIndex, claimer);
+    std::vector<std::string> args;
+    args.reserve(command.arguments.size() + 2);
+    args.insert(args.end(), command.arguments.begin(), command.arguments.end());
+    // No -working-directory: libclang's driver would chdir() the process. The compile database
+    // reader made every path absolute instead.
+    args.push_back("-Wno-unknown-warning-option");
+    std::vector<const char*> argv;
+    argv.reserve(args.size());
+    for (const std::string& a : args)
+        argv.push_back(a.c_str());
+
+    unsigned indexOptions = CXIndexOpt_None;
+    if (session.skipParsedBodies())
+        indexOptions |= CXIndexOpt_SkipParsedBodiesInSession;
+    unsigned tuOptions = CXTranslationUnit_KeepGoing;
+    if (options.indexMacros)
+        tuOptions |= CXTranslationUnit_DetailedPreprocessingRecord;
+
+    IndexerCallbacks cb = callbacks();
+    CXTranslationUnit tu = nullptr;
+    const auto start = std::chrono::steady_clock::now();
+    int rc = clang_indexSourceFileFullArgv(
+        session.action(), &extractor, &cb, sizeof cb, indexOptions, command.file.c_str(),
+        argv.data(), int(argv.size()), nullptr, 0, options.indexMacros ? &tu : nullptr, tuOptions);
+    if (rc == CXError_Success && tu)
+        extractor.macros(tu);
+    if (tu)
+        clang_disposeTranslationUnit(tu);
+    const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+
+    TuStatus status = TuStatus::Ok;
+    if (rc == CXError_Crashed)
+        status = TuStatus::Crashed;
+    else if (rc != CXError_Success)
+        status = TuStatus::Failed;
+    if (status != TuStatus::Ok)
+        claimer.release(tuIndex);
+    return extractor.finish(status, uint32_t(millis.count()));
+}
+
+} // namespace symdex

@@ -1,0 +1,65 @@
+// Parsing one translation unit with libclang's indexing API (clang_indexSourceFile) and turning
+// its callbacks into per-file symbol and reference lists. Which files a parse extracts is decided
+// by a FileClaimer, so that a header reached by many TUs is extracted by only one of them.
+#pragma once
+
+#include "indexer/compile_db.h"
+#include "store/symbol_store.h"
+
+#include <clang-c/Index.h>
+
+#include <optional>
+#include <string>
+
+namespace symdex {
+
+/// Content identity of a file on disk.
+struct FileStamp {
+    uint64_t contentHash = 0;
+    int64_t mtimeNs = 0;
+    uint64_t size = 0;
+};
+
+/// Decides whether the parse of `tu` extracts `path`. Called from parse threads, concurrently.
+class FileClaimer {
+public:
+    virtual ~FileClaimer() = default;
+    /// The file's stamp when this TU must extract `path`; nullopt when another TU does, or when the
+    /// store already holds these contents.
+    virtual std::optional<FileStamp> claim(const std::string& path, size_t tu) = 0;
+    /// Gives back the claims of a TU whose parse failed, so that a later TU can extract them.
+    virtual void release(size_t tu) = 0;
+};
+
+/// libclang state shared by every parse of a run: one CXIndex and one indexing session
+/// (CXIndexAction). With `skipParsedBodies` the session remembers which header function bodies
+/// were parsed and later parses skip them (CXIndexOpt_SkipParsedBodiesInSession; libclang guards
+/// that record with its own mutex, so one session serves all threads).
+class ParseSession {
+public:
+    explicit ParseSession(bool skipParsedBodies);
+    ~ParseSession();
+    ParseSession(const ParseSession&) = delete;
+    ParseSession& operator=(const ParseSession&) = delete;
+
+    CXIndexAction action() const { return action_; }
+    bool skipParsedBodies() const { return skipParsedBodies_; }
+
+private:
+    CXIndex index_ = nullptr; // must outlive every TU parsed through action_
+    CXIndexAction action_ = nullptr;
+    bool skipParsedBodies_;
+};
+
+struct ParseOptions {
+    /// Also extract macro definitions and expansions (needs libclang's detailed preprocessing
+    /// record).
+    bool indexMacros = true;
+};
+
+/// Parses `command` (TU number `tuIndex` of the run) and returns what it extracted. Never throws
+/// for a bad TU: failures and crashes come back as TuRecord::status, parse errors as counts.
+IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t tuIndex,
+                               FileClaimer& claimer, const ParseOptions& options);
+
+} // namespace symdex

@@ -1,0 +1,61 @@
+// Byte encoding shared by every record: LEB128 varints and length-prefixed strings for values,
+// fixed-width big-endian integers for keys (so LMDB's bytewise key order is numeric order), and
+// the 64-bit hash used for USRs and file contents.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace symdex {
+
+/// Appends values to a byte string.
+class Writer {
+public:
+    explicit Writer(std::string& out) : out_(out) {}
+    void varint(uint64_t v);
+    void svarint(int64_t v) {
+        varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+    }
+    void fixed64(uint64_t v);
+    void byte(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+    void string(std::string_view s) {
+        varint(s.size());
+        out_.append(s);
+    }
+
+private:
+    std::string& out_;
+};
+
+/// Reads values written by Writer. Reading past the end sets failed() and yields zeros, so a
+/// decoder checks once at the end instead of after every field.
+class Reader {
+public:
+    explicit Reader(std::string_view in) : in_(in) {}
+    uint64_t varint();
+    int64_t svarint() {
+        uint64_t v = varint();
+        return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+    }
+    uint64_t fixed64();
+    uint8_t byte();
+    std::string_view string();
+    bool failed() const { return failed_; }
+    bool atEnd() const { return in_.empty(); }
+
+private:
+    std::string_view in_;
+    bool failed_ = false;
+};
+
+/// Appends `v` as `width` big-endian bytes.
+void appendBigEndian(std::string& out, uint64_t v, int width);
+/// Reads `width` big-endian bytes from the start of `in` (which must be long enough).
+uint64_t readBigEndian(std::string_view in, int width);
+
+/// A 64-bit hash (FNV-1a over 8-byte words with a final avalanche). Stable across runs and
+/// platforms: it is persisted in the store, so changing it changes the store format.
+uint64_t hash64(std::string_view data);
+
+} // namespace symdex

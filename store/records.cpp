@@ -1,0 +1,223 @@
+#include "store/records.h"
+
+#include "store/encoding.h"
+
+namespace symdex {
+
+std::string_view kindName(SymbolKind kind) {
+    switch (kind) {
+    case SymbolKind::Unknown:
+        return "unknown";
+    case SymbolKind::Namespace:
+        return "namespace";
+    case SymbolKind::NamespaceAlias:
+        return "namespace alias";
+    case SymbolKind::Class:
+        return "class";
+    case SymbolKind::Struct:
+        return "struct";
+    case SymbolKind::Union:
+        return "union";
+    case SymbolKind::Enum:
+        return "enum";
+    case SymbolKind::EnumConstant:
+        return "enumerator";
+    case SymbolKind::Typedef:
+        return "typedef";
+    case SymbolKind::TypeAlias:
+        return "type alias";
+    case SymbolKind::Function:
+        return "function";
+    case SymbolKind::Method:
+        return "method";
+    case SymbolKind::StaticMethod:
+        return "static method";
+    case SymbolKind::Constructor:
+        return "constructor";
+    case SymbolKind::Destructor:
+        return "destructor";
+    case SymbolKind::ConversionFunction:
+        return "conversion function";
+    case SymbolKind::Variable:
+        return "variable";
+    case SymbolKind::StaticMember:
+        return "static member";
+    case SymbolKind::Field:
+        return "field";
+    case SymbolKind::Concept:
+        return "concept";
+    case SymbolKind::Macro:
+        return "macro";
+    }
+    return "unknown";
+}
+
+std::string kindDisplayName(SymbolKind kind, uint8_t flags) {
+    std::string name(kindName(kind));
+    if (flags & kTemplate)
+        name += " template";
+    else if (flags & kSpecialization)
+        name += " specialization";
+    return name;
+}
+
+std::string roleName(uint16_t roles) {
+    if (roles & kRoleCall)
+        return "call";
+    if (roles & kRoleAddressOf)
+        return "address";
+    if (roles & kRoleWrite)
+        return (roles & kRoleRead) ? "read-write" : "write";
+    if (roles & kRoleRead)
+        return "read";
+    return "reference";
+}
+
+std::string_view tuStatusName(TuStatus status) {
+    switch (status) {
+    case TuStatus::Ok:
+        return "ok";
+    case TuStatus::Errors:
+        return "errors";
+    case TuStatus::Failed:
+        return "failed";
+    case TuStatus::Crashed:
+        return "crashed";
+    }
+    return "unknown";
+}
+
+uint64_t Symbol::usrHash() const {
+    return hash64(usr);
+}
+
+// Positions are delta-encoded inside a record: the extent is stored relative to the name's
+// location, which keeps most of the bytes one-byte varints.
+std::string encodeSymbol(const Symbol& s) {
+    std::string out;
+    out.reserve(24 + s.usr.size() + s.name.size() + s.qualifiedName.size());
+    Writer w(out);
+    w.byte(static_cast<uint8_t>(s.kind));
+    w.byte(s.flags);
+    w.varint(s.location.line);
+    w.varint(s.location.column);
+    w.svarint(int64_t(s.location.line) - s.extent.begin.line);
+    w.varint(s.extent.begin.column);
+    w.svarint(int64_t(s.extent.end.line) - s.location.line);
+    w.varint(s.extent.end.column);
+    w.string(s.name);
+    w.string(s.qualifiedName);
+    w.string(s.usr);
+    return out;
+}
+
+std::optional<Symbol> decodeSymbol(std::string_view bytes) {
+    Reader r(bytes);
+    Symbol s;
+    uint8_t kind = r.byte();
+    if (kind > static_cast<uint8_t>(SymbolKind::Macro))
+        return std::nullopt;
+    s.kind = static_cast<SymbolKind>(kind);
+    s.flags = r.byte();
+    s.location.line = uint32_t(r.varint());
+    s.location.column = uint32_t(r.varint());
+    s.extent.begin.line = uint32_t(int64_t(s.location.line) - r.svarint());
+    s.extent.begin.column = uint32_t(r.varint());
+    s.extent.end.line = uint32_t(int64_t(s.location.line) + r.svarint());
+    s.extent.end.column = uint32_t(r.varint());
+    s.name = r.string();
+    s.qualifiedName = r.string();
+    s.usr = r.string();
+    if (r.failed() || !r.atEnd())
+        return std::nullopt;
+    return s;
+}
+
+std::string encodeReference(const Reference& ref) {
+    std::string out;
+    out.reserve(16);
+    Writer w(out);
+    w.fixed64(ref.usrHash);
+    w.varint(ref.location.line);
+    w.varint(ref.location.column);
+    w.varint(ref.roles);
+    return out;
+}
+
+std::optional<Reference> decodeReference(std::string_view bytes) {
+    Reader r(bytes);
+    Reference ref;
+    ref.usrHash = r.fixed64();
+    ref.location.line = uint32_t(r.varint());
+    ref.location.column = uint32_t(r.varint());
+    ref.roles = uint16_t(r.varint());
+    if (r.failed() || !r.atEnd())
+        return std::nullopt;
+    return ref;
+}
+
+std::string encodeFileRecord(const FileRecord& f) {
+    std::string out;
+    Writer w(out);
+    w.string(f.path);
+    w.fixed64(f.contentHash);
+    w.svarint(f.mtimeNs);
+    w.varint(f.size);
+    w.varint(f.symbolCount);
+    w.varint(f.referenceCount);
+    return out;
+}
+
+std::optional<FileRecord> decodeFileRecord(std::string_view bytes) {
+    Reader r(bytes);
+    FileRecord f;
+    f.path = r.string();
+    f.contentHash = r.fixed64();
+    f.mtimeNs = r.svarint();
+    f.size = r.varint();
+    f.symbolCount = uint32_t(r.varint());
+    f.referenceCount = uint32_t(r.varint());
+    if (r.failed() || !r.atEnd())
+        return std::nullopt;
+    return f;
+}
+
+std::string encodeTuRecord(const TuRecord& tu) {
+    std::string out;
+    Writer w(out);
+    w.fixed64(tu.commandHash);
+    w.byte(static_cast<uint8_t>(tu.status));
+    w.varint(tu.errorCount);
+    w.varint(tu.warningCount);
+    w.varint(tu.parseMillis);
+    w.string(tu.firstError);
+    w.varint(tu.fileIds.size());
+    for (uint32_t id : tu.fileIds)
+        w.varint(id);
+    return out;
+}
+
+std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
+    Reader r(bytes);
+    TuRecord tu;
+    tu.commandHash = r.fixed64();
+    uint8_t status = r.byte();
+    if (status > static_cast<uint8_t>(TuStatus::Crashed))
+        return std::nullopt;
+    tu.status = static_cast<TuStatus>(status);
+    tu.errorCount = uint32_t(r.varint());
+    tu.warningCount = uint32_t(r.varint());
+    tu.parseMillis = uint32_t(r.varint());
+    tu.firstError = r.string();
+    uint64_t n = r.varint();
+    if (r.failed() || n > bytes.size())
+        return std::nullopt;
+    tu.fileIds.reserve(n);
+    for (uint64_t i = 0; i < n; ++i)
+        tu.fileIds.push_back(uint32_t(r.varint()));
+    if (r.failed() || !r.atEnd())
+        return std::nullopt;
+    return tu;
+}
+
+} // namespace symdex

@@ -1,0 +1,145 @@
+// What the store holds, as C++ values, and their byte encodings. Layout and version rules are
+// documented in docs/store-format.md; bump kStoreFormatVersion whenever an encoding changes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symdex {
+
+/// Version of every record encoding and key layout. A store with another version is refused.
+inline constexpr uint32_t kStoreFormatVersion = 1;
+
+enum class SymbolKind : uint8_t {
+    Unknown = 0,
+    Namespace,
+    NamespaceAlias,
+    Class,
+    Struct,
+    Union,
+    Enum,
+    EnumConstant,
+    Typedef,
+    TypeAlias,
+    Function,
+    Method,
+    StaticMethod,
+    Constructor,
+    Destructor,
+    ConversionFunction,
+    Variable,
+    StaticMember,
+    Field,
+    Concept,
+    Macro,
+};
+
+/// Lower-case name of a kind, as printed ("class", "static method", ...).
+std::string_view kindName(SymbolKind kind);
+
+/// Bits of Symbol::flags.
+enum SymbolFlag : uint8_t {
+    kDefinition = 1 << 0,
+    kTemplate = 1 << 1,       ///< a class or function template (the primary template)
+    kSpecialization = 1 << 2, ///< an explicit or partial specialization
+};
+
+/// "class template", "function template", "method", ...
+std::string kindDisplayName(SymbolKind kind, uint8_t flags);
+
+/// Bits of Reference::roles; the same values as libclang's CXSymbolRole.
+enum RefRole : uint16_t {
+    kRoleDeclaration = 1 << 0,
+    kRoleDefinition = 1 << 1,
+    kRoleReference = 1 << 2,
+    kRoleRead = 1 << 3,
+    kRoleWrite = 1 << 4,
+    kRoleCall = 1 << 5,
+    kRoleDynamic = 1 << 6,
+    kRoleAddressOf = 1 << 7,
+    kRoleImplicit = 1 << 8,
+};
+
+/// "call", "read", "write", "address", "reference" (the most specific role set).
+std::string roleName(uint16_t roles);
+
+/// A position in a file; both 1-based, the column in bytes (libclang's convention).
+struct Position {
+    uint32_t line = 0;
+    uint32_t column = 0;
+    friend auto operator<=>(const Position&, const Position&) = default;
+};
+
+struct Range {
+    Position begin;
+    Position end;
+    friend bool operator==(const Range&, const Range&) = default;
+};
+
+/// One declaration or definition of a symbol, in the file that holds it.
+struct Symbol {
+    std::string usr;           ///< libclang's Unified Symbol Resolution string
+    std::string name;          ///< unqualified name ("Open")
+    std::string qualifiedName; ///< "leveldb::DB::Open"
+    SymbolKind kind = SymbolKind::Unknown;
+    uint8_t flags = 0; ///< SymbolFlag bits
+    Position location; ///< where the name is spelled
+    Range extent;      ///< the whole declaration, for outlines
+    bool isDefinition() const { return flags & kDefinition; }
+    uint64_t usrHash() const;
+    friend bool operator==(const Symbol&, const Symbol&) = default;
+};
+
+/// One use of a symbol in the file that holds it.
+struct Reference {
+    uint64_t usrHash = 0; ///< hash64 of the referenced symbol's USR
+    Position location;
+    uint16_t roles = 0; ///< RefRole bits
+    friend bool operator==(const Reference&, const Reference&) = default;
+};
+
+/// Per-file bookkeeping, one per path the store knows.
+struct FileRecord {
+    std::string path;         ///< absolute, normalised
+    uint64_t contentHash = 0; ///< hash64 of the contents that were indexed; 0 if never indexed
+    int64_t mtimeNs = 0;      ///< modification time seen when the contents were hashed
+    uint64_t size = 0;
+    uint32_t symbolCount = 0;
+    uint32_t referenceCount = 0;
+    friend bool operator==(const FileRecord&, const FileRecord&) = default;
+};
+
+enum class TuStatus : uint8_t {
+    Ok = 0,      ///< parsed without errors
+    Errors = 1,  ///< parsed with error diagnostics; what parsed is indexed
+    Failed = 2,  ///< libclang could not parse it at all
+    Crashed = 3, ///< libclang crashed on it
+};
+
+std::string_view tuStatusName(TuStatus status);
+
+/// One translation unit of the compile database, as last indexed.
+struct TuRecord {
+    uint64_t commandHash = 0; ///< hash of the parse arguments and directory
+    TuStatus status = TuStatus::Ok;
+    uint32_t errorCount = 0;
+    uint32_t warningCount = 0;
+    uint32_t parseMillis = 0;      ///< wall time of the last parse, to schedule long TUs first
+    std::string firstError;        ///< "path:line:col: message" of the first error, if any
+    std::vector<uint32_t> fileIds; ///< every file the TU read (main file first)
+    friend bool operator==(const TuRecord&, const TuRecord&) = default;
+};
+
+std::string encodeSymbol(const Symbol& symbol);
+std::optional<Symbol> decodeSymbol(std::string_view bytes);
+std::string encodeReference(const Reference& ref);
+std::optional<Reference> decodeReference(std::string_view bytes);
+std::string encodeFileRecord(const FileRecord& file);
+std::optional<FileRecord> decodeFileRecord(std::string_view bytes);
+std::string encodeTuRecord(const TuRecord& tu);
+std::optional<TuRecord> decodeTuRecord(std::string_view bytes);
+
+} // namespace symdex

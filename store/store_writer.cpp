@@ -1,0 +1,324 @@
+// The write path: publishers encode their TU on their own thread and push it on a bounded queue;
+// one `store-writer` thread drains the queue in batches, one LMDB write transaction per batch.
+// Nothing but the queue hand-off is done under queueMu.
+#include "store/encoding.h"
+#include "store/store_impl.h"
+
+#include <algorithm>
+#include <chrono>
+#include <pthread.h>
+
+namespace symdex {
+
+std::string fileIdKey(uint32_t fileId) {
+    std::string key;
+    appendBigEndian(key, fileId, 4);
+    return key;
+}
+
+std::string rowKey(uint32_t fileId, uint32_t seq) {
+    std::string key;
+    key.reserve(8);
+    appendBigEndian(key, fileId, 4);
+    appendBigEndian(key, seq, 4);
+    return key;
+}
+
+std::string usrKey(uint64_t usrHash) {
+    std::string key;
+    appendBigEndian(key, usrHash, 8);
+    return key;
+}
+
+std::string nameKey(std::string_view name) {
+    constexpr size_t kMaxNameKey = 400;
+    std::string key(name.substr(0, kMaxNameKey));
+    for (char& c : key)
+        if (c >= 'A' && c <= 'Z')
+            c = char(c - 'A' + 'a');
+    return key;
+}
+
+PendingTu encodeTu(IndexedTu tu) {
+    PendingTu pending;
+    pending.mainFile = std::move(tu.mainFile);
+    pending.record = std::move(tu.record);
+    pending.includedFiles = std::move(tu.includedFiles);
+    pending.files.reserve(tu.files.size());
+    for (IndexedFile& file : tu.files) {
+        EncodedFile encoded;
+        encoded.record = std::move(file.file);
+        encoded.record.symbolCount = uint32_t(file.symbols.size());
+        encoded.record.referenceCount = uint32_t(file.references.size());
+        encoded.symbols.reserve(file.symbols.size());
+        for (const Symbol& symbol : file.symbols)
+            encoded.symbols.push_back(
+                {encodeSymbol(symbol), nameKey(symbol.name), symbol.usrHash()});
+        encoded.references.reserve(file.references.size());
+        for (const Reference& ref : file.references)
+            encoded.references.push_back({encodeReference(ref), ref.usrHash});
+        pending.files.push_back(std::move(encoded));
+    }
+    return pending;
+}
+
+namespace {
+
+/// The edits of one write transaction.
+class WriteContext {
+public:
+    WriteContext(lmdb::Txn& txn, const SymbolStore::Impl& store) : txn_(txn), s_(store) {
+        lmdb::Cursor cursor(txn_, s_.files);
+        std::string_view key, value;
+        nextFileId_ = cursor.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
+    }
+
+    void writeTu(const PendingTu& tu) {
+        for (const EncodedFile& file : tu.files)
+            writeFile(file);
+        TuRecord record = tu.record;
+        record.fileIds.clear();
+        record.fileIds.reserve(tu.includedFiles.size());
+        for (const std::string& path : tu.includedFiles)
+            record.fileIds.push_back(fileId(path, /*create=*/true));
+        txn_.put(s_.tus, fileIdKey(record.fileIds.front()), encodeTuRecord(record));
+    }
+
+    void apply(const StoreEdit& edit) {
+        for (const std::string& path : edit.removeTus)
+            if (uint32_t id = fileId(path, false))
+                txn_.del(s_.tus, fileIdKey(id));
+        for (const std::string& path : edit.removeFiles) {
+            if (uint32_t id = fileId(path, false)) {
+                removeContents(id);
+                txn_.del(s_.tus, fileIdKey(id));
+                txn_.del(s_.files, fileIdKey(id));
+                txn_.del(s_.paths, path);
+            }
+        }
+        for (const FileRecord& stamp : edit.touchFiles) {
+            uint32_t id = fileId(stamp.path, false);
+            if (!id)
+                continue;
+            FileRecord record = readFile(id);
+            record.mtimeNs = stamp.mtimeNs;
+            record.size = stamp.size;
+            txn_.put(s_.files, fileIdKey(id), encodeFileRecord(record));
+        }
+    }
+
+private:
+    uint32_t fileId(const std::string& path, bool create) {
+        if (auto found = txn_.get(s_.paths, path))
+            return uint32_t(readBigEndian(*found, 4));
+        if (!create)
+            return 0;
+        uint32_t id = nextFileId_++;
+        txn_.put(s_.paths, path, fileIdKey(id));
+        FileRecord record;
+        record.path = path;
+        txn_.put(s_.files, fileIdKey(id), encodeFileRecord(record));
+        return id;
+    }
+
+    FileRecord readFile(uint32_t id) {
+        auto bytes = txn_.get(s_.files, fileIdKey(id));
+        std::optional<FileRecord> record = bytes ? decodeFileRecord(*bytes) : std::nullopt;
+        if (!record)
+            throw StoreError("corrupt file record " + std::to_string(id));
+        return *record;
+    }
+
+    void writeFile(const EncodedFile& file) {
+        uint32_t id = fileId(file.record.path, true);
+        removeContents(id);
+        for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
+            const EncodedSymbol& symbol = file.symbols[seq];
+            txn_.put(s_.symbols, rowKey(id, seq), symbol.value);
+            txn_.put(s_.names, symbol.nameKey, nameValue(symbol.usrHash, id, seq));
+            txn_.put(s_.usrs, usrKey(symbol.usrHash), usrValue(id, kDeclTag, seq));
+        }
+        for (uint32_t seq = 0; seq < file.references.size(); ++seq) {
+            const EncodedReference& ref = file.references[seq];
+            txn_.put(s_.refs, rowKey(id, seq), ref.value);
+            txn_.put(s_.usrs, usrKey(ref.usrHash), usrValue(id, kRefTag, seq));
+        }
+        txn_.put(s_.files, fileIdKey(id), encodeFileRecord(file.record));
+    }
+
+    /// Deletes every symbol and reference of a file together with their index entries.
+    void removeContents(uint32_t id) {
+        const std::string prefix = fileIdKey(id);
+        {
+            lmdb::Cursor cursor(txn_, s_.symbols);
+            std::string start = rowKey(id, 0);
+            std::string_view key = start, value;
+            for (bool more = cursor.seek(MDB_SET_RANGE, key, value);
+                 more && key.substr(0, 4) == prefix; more = cursor.get(MDB_NEXT, key, value)) {
+                std::optional<Symbol> symbol = decodeSymbol(value);
+                if (!symbol)
+                    throw StoreError("corrupt symbol record in file " + std::to_string(id));
+                uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
+                uint64_t usrHash = symbol->usrHash();
+                txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
+                txn_.del(s_.usrs, usrKey(usrHash), usrValue(id, kDeclTag, seq));
+                cursor.del();
+            }
+        }
+        lmdb::Cursor cursor(txn_, s_.refs);
+        std::string start = rowKey(id, 0);
+        std::string_view key = start, value;
+        for (bool more = cursor.seek(MDB_SET_RANGE, key, value); more && key.substr(0, 4) == prefix;
+             more = cursor.get(MDB_NEXT, key, value)) {
+            std::optional<Reference> ref = decodeReference(value);
+            if (!ref)
+                throw StoreError("corrupt reference record in file " + std::to_string(id));
+            uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
+            txn_.del(s_.usrs, usrKey(ref->usrHash), usrValue(id, kRefTag, seq));
+            cursor.del();
+        }
+    }
+
+    static std::string nameValue(uint64_t usrHash, uint32_t id, uint32_t seq) {
+        std::string v;
+        v.reserve(16);
+        appendBigEndian(v, usrHash, 8);
+        appendBigEndian(v, id, 4);
+        appendBigEndian(v, seq, 4);
+        return v;
+    }
+
+    static std::string usrValue(uint32_t id, char tag, uint32_t seq) {
+        std::string v;
+        v.reserve(9);
+        appendBigEndian(v, id, 4);
+        v.push_back(tag);
+        appendBigEndian(v, seq, 4);
+        return v;
+    }
+
+    lmdb::Txn& txn_;
+    const SymbolStore::Impl& s_;
+    uint32_t nextFileId_ = 1;
+};
+
+} // namespace
+
+void SymbolStore::Impl::startWriter() {
+    writer = std::thread([this] {
+        pthread_setname_np(pthread_self(), "store-writer");
+        writerLoop();
+    });
+}
+
+void SymbolStore::Impl::stopWriter() {
+    if (!writer.joinable())
+        return;
+    {
+        std::lock_guard lock(queueMu);
+        stopping = true;
+    }
+    queueChanged.notify_all();
+    writer.join();
+}
+
+void SymbolStore::Impl::push(WriteOp op) {
+    const bool isTu = std::holds_alternative<PendingTu>(op);
+    std::unique_lock lock(queueMu);
+    if (stopping)
+        throw StoreError("the store is closing");
+    queueChanged.wait(lock, [&] { return !isTu || queuedTus < options.queueCapacity || stopping; });
+    queue.push_back(std::move(op));
+    queuedTus += isTu;
+    ++opsPushed;
+    lock.unlock();
+    queueChanged.notify_all();
+}
+
+void SymbolStore::Impl::flush() {
+    std::unique_lock lock(queueMu);
+    const uint64_t target = opsPushed;
+    ++flushWaiters;
+    queueChanged.notify_all();
+    queueChanged.wait(lock, [&] { return opsCommitted >= target || writeError; });
+    --flushWaiters;
+    if (writeError)
+        std::rethrow_exception(writeError);
+    lock.unlock();
+    env.sync(true);
+}
+
+void SymbolStore::Impl::writerLoop() {
+    using Clock = std::chrono::steady_clock;
+    std::unique_lock lock(queueMu);
+    for (;;) {
+        queueChanged.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty())
+            return; // stopping, and everything is committed
+        // Gather a batch: wait a little for more TUs unless someone is waiting for a flush.
+        const auto deadline = Clock::now() + options.batchMaxDelay;
+        queueChanged.wait_until(lock, deadline, [&] {
+            return stopping || flushWaiters > 0 || queuedTus >= options.batchMaxTus;
+        });
+        std::vector<WriteOp> batch;
+        size_t tus = 0;
+        while (!queue.empty() && tus < options.batchMaxTus) {
+            tus += std::holds_alternative<PendingTu>(queue.front());
+            batch.push_back(std::move(queue.front()));
+            queue.pop_front();
+        }
+        queuedTus -= tus;
+        lock.unlock();
+        queueChanged.notify_all(); // room for blocked publishers
+
+        std::exception_ptr error;
+        const auto start = Clock::now();
+        try {
+            commitBatch(batch);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+        lock.lock();
+        if (error && !writeError)
+            writeError = error;
+        opsCommitted += batch.size();
+        commitStats.commits += !error;
+        commitStats.tusCommitted += error ? 0 : tus;
+        commitStats.commitSeconds += seconds;
+        queueChanged.notify_all();
+    }
+}
+
+void SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
+    for (int attempt = 0;; ++attempt) {
+        try {
+            lmdb::Txn txn = lmdb::Txn::begin(env, /*readOnly=*/false);
+            applyBatch(txn, batch);
+            txn.commit();
+            return;
+        } catch (const StoreError& e) {
+            if (e.lmdbCode() != MDB_MAP_FULL || attempt >= 16)
+                throw;
+        }
+        // The transaction is gone (aborted by ~Txn or by the failed commit); grow the map while no
+        // reader of this process is inside a transaction, then redo the whole batch.
+        std::unique_lock resize(mapResizeMu);
+        env.setMapSize(env.mapSize() * 2);
+        std::lock_guard lock(queueMu);
+        ++commitStats.mapGrowths;
+    }
+}
+
+void SymbolStore::Impl::applyBatch(lmdb::Txn& txn, std::vector<WriteOp>& batch) {
+    WriteContext context(txn, *this);
+    for (const WriteOp& op : batch) {
+        if (const auto* tu = std::get_if<PendingTu>(&op))
+            context.writeTu(*tu);
+        else
+            context.apply(std::get<StoreEdit>(op));
+    }
+}
+
+} // namespace symdex

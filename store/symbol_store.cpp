@@ -1,0 +1,479 @@
+// Opening the store and the read path. Every query runs in one short read transaction: a
+// consistent snapshot that never waits for the writer (LMDB MVCC).
+#include "store/encoding.h"
+#include "store/store_impl.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <set>
+#include <sys/file.h>
+#include <unistd.h>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace symdex {
+
+namespace {
+
+constexpr unsigned kMaxDbs = 8;
+constexpr unsigned kMaxReaders = 512;
+
+std::string lowerAscii(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z')
+            c = char(c - 'A' + 'a');
+    return out;
+}
+
+bool endsWithScope(std::string_view qualified, std::string_view tail) {
+    if (qualified == tail)
+        return true;
+    return qualified.size() > tail.size() + 2 && qualified.ends_with(tail) &&
+           qualified.substr(qualified.size() - tail.size() - 2, 2) == "::";
+}
+
+/// The last component of a possibly qualified name, ignoring "::" inside template arguments.
+std::string_view lastComponent(std::string_view name) {
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+        char c = name[i];
+        if (c == '>')
+            ++depth;
+        else if (c == '<')
+            --depth;
+        else if (depth == 0 && c == ':' && i > 0 && name[i - 1] == ':')
+            return name.substr(i + 1);
+    }
+    return name;
+}
+
+int acquireWriterLock(const std::filesystem::path& dir) {
+    const std::string path = (dir / "writer.lock").string();
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw StoreError("cannot create '" + path + "': " + std::strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = {};
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        ::close(fd);
+        std::string owner = n > 0 ? " (pid " + std::string(pid, size_t(n)) + ")" : "";
+        throw StoreError("another symdex process is writing to the store '" + dir.string() + "'" +
+                         owner + "; wait for it to finish");
+    }
+    std::string pid = std::to_string(getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+        // The pid is only informative; the lock is what matters.
+    }
+    return fd;
+}
+
+/// Reads rows of one snapshot, caching file paths by id.
+class SnapshotReader {
+public:
+    SnapshotReader(const SymbolStore::Impl& s, const lmdb::Txn& txn) : s_(s), txn_(txn) {}
+
+    const std::string& path(uint32_t id) {
+        auto it = paths_.find(id);
+        if (it != paths_.end())
+            return it->second;
+        std::string path;
+        if (auto bytes = txn_.get(s_.files, fileIdKey(id)))
+            if (auto record = decodeFileRecord(*bytes))
+                path = std::move(record->path);
+        return paths_.emplace(id, std::move(path)).first->second;
+    }
+
+    uint32_t fileId(const std::string& path) const {
+        auto found = txn_.get(s_.paths, path);
+        return found ? uint32_t(readBigEndian(*found, 4)) : 0;
+    }
+
+    std::optional<Symbol> symbol(uint32_t id, uint32_t seq) const {
+        auto bytes = txn_.get(s_.symbols, rowKey(id, seq));
+        return bytes ? decodeSymbol(*bytes) : std::nullopt;
+    }
+
+    std::optional<Reference> reference(uint32_t id, uint32_t seq) const {
+        auto bytes = txn_.get(s_.refs, rowKey(id, seq));
+        return bytes ? decodeReference(*bytes) : std::nullopt;
+    }
+
+    /// Calls fn(fileId, tag, seq) for every index entry of a USR.
+    template <typename Fn> void forEachUsrEntry(uint64_t usrHash, Fn&& fn) const {
+        lmdb::Cursor cursor(txn_, s_.usrs);
+        std::string key = usrKey(usrHash);
+        std::string_view k = key, v;
+        for (bool more = cursor.seek(MDB_SET_KEY, k, v); more;
+             more = cursor.get(MDB_NEXT_DUP, k, v))
+            fn(uint32_t(readBigEndian(v, 4)), v[4], uint32_t(readBigEndian(v.substr(5), 4)));
+    }
+
+    /// Calls fn(usrHash, fileId, seq) for every names-index entry under `key`.
+    template <typename Fn> void forEachNameEntry(std::string_view key, Fn&& fn) const {
+        lmdb::Cursor cursor(txn_, s_.names);
+        std::string_view k = key, v;
+        for (bool more = cursor.seek(MDB_SET_KEY, k, v); more;
+             more = cursor.get(MDB_NEXT_DUP, k, v))
+            fn(readBigEndian(v, 8), uint32_t(readBigEndian(v.substr(8), 4)),
+               uint32_t(readBigEndian(v.substr(12), 4)));
+    }
+
+    template <typename Row, typename Decode>
+    std::optional<std::vector<Row>> fileRows(const std::string& path, MDB_dbi dbi,
+                                             Decode&& decode) const {
+        uint32_t id = fileId(path);
+        if (!id)
+            return std::nullopt;
+        std::vector<Row> rows;
+        const std::string prefix = fileIdKey(id);
+        const std::string start = rowKey(id, 0);
+        lmdb::Cursor cursor(txn_, dbi);
+        std::string_view k = start, v;
+        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.substr(0, 4) == prefix;
+             more = cursor.get(MDB_NEXT, k, v)) {
+            auto row = decode(v);
+            if (!row)
+                throw StoreError("corrupt record in '" + path + "'");
+            rows.push_back(std::move(*row));
+        }
+        return rows;
+    }
+
+private:
+    const SymbolStore::Impl& s_;
+    const lmdb::Txn& txn_;
+    std::unordered_map<uint32_t, std::string> paths_;
+};
+
+} // namespace
+
+SymbolStore::Impl::ReadTxn SymbolStore::Impl::beginRead() const {
+    ReadTxn read{std::shared_lock(mapResizeMu), {}};
+    read.txn = lmdb::Txn::begin(env, /*readOnly=*/true);
+    return read;
+}
+
+SymbolStore::SymbolStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+SymbolStore::~SymbolStore() {
+    impl_->stopWriter();
+    if (impl_->writerLockFd >= 0)
+        ::close(impl_->writerLockFd);
+}
+
+std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    const std::filesystem::path& dir = options.directory;
+    std::error_code ec;
+    if (options.readOnly) {
+        if (!std::filesystem::exists(dir / "data.mdb", ec))
+            throw StoreError("no symbol store at '" + dir.string() +
+                             "': run `symdex index` first (or pass --store DIR)");
+    } else {
+        std::filesystem::create_directories(dir, ec);
+        if (ec)
+            throw StoreError("cannot create store directory '" + dir.string() +
+                             "': " + ec.message());
+        impl->writerLockFd = acquireWriterLock(dir);
+    }
+    // MDB_NOSYNC: commits are not fsync'ed one by one; flush() syncs once at the end of a run.
+    // A crash of the process loses nothing, a crash of the OS can lose the last commits but
+    // keeps the database consistent.
+    const unsigned flags = MDB_NOTLS | MDB_NOSYNC | (options.readOnly ? MDB_RDONLY : 0u);
+    impl->env = lmdb::Env::open(dir, options.initialMapSize, kMaxDbs, kMaxReaders, flags);
+
+    lmdb::Txn txn = lmdb::Txn::begin(impl->env, options.readOnly);
+    const unsigned create = options.readOnly ? 0u : unsigned(MDB_CREATE);
+    try {
+        impl->meta = txn.openDb("meta", create);
+        impl->files = txn.openDb("files", create);
+        impl->paths = txn.openDb("paths", create);
+        impl->tus = txn.openDb("tus", create);
+        impl->symbols = txn.openDb("symbols", create);
+        impl->refs = txn.openDb("refs", create);
+        impl->usrs = txn.openDb("usrs", create | MDB_DUPSORT | MDB_DUPFIXED);
+        impl->names = txn.openDb("names", create | MDB_DUPSORT | MDB_DUPFIXED);
+    } catch (const StoreError& e) {
+        throw StoreError("'" + dir.string() + "' is not a symdex store (" + e.what() +
+                         "): remove it and run `symdex index` again");
+    }
+    std::string version;
+    appendBigEndian(version, kStoreFormatVersion, 4);
+    if (auto stored = txn.get(impl->meta, "format")) {
+        if (*stored != version) {
+            uint32_t found = stored->size() == 4 ? uint32_t(readBigEndian(*stored, 4)) : 0;
+            throw StoreError("the store '" + dir.string() + "' has format version " +
+                             std::to_string(found) + ", this symdex reads version " +
+                             std::to_string(kStoreFormatVersion) + "; rebuild it with: rm -rf '" +
+                             dir.string() + "' && symdex index");
+        }
+    } else if (options.readOnly) {
+        throw StoreError("the store '" + dir.string() + "' is empty: run `symdex index` first");
+    } else {
+        txn.put(impl->meta, "format", version);
+    }
+    // Committed even when read-only: handles opened in an aborted transaction are closed.
+    txn.commit();
+
+    if (!options.readOnly)
+        impl->startWriter();
+    return std::unique_ptr<SymbolStore>(new SymbolStore(std::move(impl)));
+}
+
+const std::filesystem::path& SymbolStore::directory() const {
+    return impl_->options.directory;
+}
+
+void SymbolStore::publish(IndexedTu tu) {
+    if (impl_->options.readOnly)
+        throw StoreError("the store is open read-only");
+    if (tu.includedFiles.empty() || tu.includedFiles.front() != tu.mainFile)
+        tu.includedFiles.insert(tu.includedFiles.begin(), tu.mainFile);
+    impl_->push(encodeTu(std::move(tu)));
+}
+
+void SymbolStore::apply(StoreEdit edit) {
+    if (impl_->options.readOnly)
+        throw StoreError("the store is open read-only");
+    impl_->push(std::move(edit));
+}
+
+void SymbolStore::flush() {
+    if (!impl_->options.readOnly)
+        impl_->flush();
+}
+
+CommitStats SymbolStore::commitStats() const {
+    std::lock_guard lock(impl_->queueMu);
+    return impl_->commitStats;
+}
+
+std::optional<FileRecord> SymbolStore::file(const std::string& path) const {
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+    uint32_t id = reader.fileId(path);
+    if (!id)
+        return std::nullopt;
+    auto bytes = read.txn.get(impl_->files, fileIdKey(id));
+    return bytes ? decodeFileRecord(*bytes) : std::nullopt;
+}
+
+void SymbolStore::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
+    auto read = impl_->beginRead();
+    lmdb::Cursor cursor(read.txn, impl_->files);
+    std::string_view k, v;
+    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+        auto record = decodeFileRecord(v);
+        if (!record)
+            throw StoreError("corrupt file record");
+        fn(uint32_t(readBigEndian(k, 4)), *record);
+    }
+}
+
+std::optional<TuRecord> SymbolStore::tu(const std::string& mainFile) const {
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+    uint32_t id = reader.fileId(mainFile);
+    if (!id)
+        return std::nullopt;
+    auto bytes = read.txn.get(impl_->tus, fileIdKey(id));
+    return bytes ? decodeTuRecord(*bytes) : std::nullopt;
+}
+
+void SymbolStore::forEachTu(
+    const std::function<void(const std::string&, const TuRecord&)>& fn) const {
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+    lmdb::Cursor cursor(read.txn, impl_->tus);
+    std::string_view k, v;
+    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+        auto record = decodeTuRecord(v);
+        if (!record)
+            throw StoreError("corrupt translation unit record");
+        fn(reader.path(uint32_t(readBigEndian(k, 4))), *record);
+    }
+}
+
+std::vector<uint64_t> SymbolStore::resolveName(std::string_view name) const {
+    while (name.starts_with("::"))
+        name.remove_prefix(2);
+    const std::string_view last = lastComponent(name);
+    const bool qualified = last.size() != name.size();
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+
+    struct Candidate {
+        uint64_t usrHash;
+        Symbol symbol;
+    };
+    std::vector<Candidate> candidates;
+    reader.forEachNameEntry(nameKey(last), [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
+        if (auto symbol = reader.symbol(id, seq))
+            candidates.push_back({usrHash, std::move(*symbol)});
+    });
+    auto collect = [&](bool caseSensitive) {
+        std::vector<uint64_t> out;
+        const std::string lowerName = lowerAscii(name), lowerLast = lowerAscii(last);
+        for (const Candidate& c : candidates) {
+            bool match;
+            if (caseSensitive)
+                match = c.symbol.name == last &&
+                        (!qualified || endsWithScope(c.symbol.qualifiedName, name));
+            else
+                match =
+                    lowerAscii(c.symbol.name) == lowerLast &&
+                    (!qualified || endsWithScope(lowerAscii(c.symbol.qualifiedName), lowerName));
+            if (match && std::find(out.begin(), out.end(), c.usrHash) == out.end())
+                out.push_back(c.usrHash);
+        }
+        return out;
+    };
+    std::vector<uint64_t> exact = collect(true);
+    return exact.empty() ? collect(false) : exact;
+}
+
+std::vector<SymbolHit> SymbolStore::occurrences(uint64_t usrHash) const {
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+    std::vector<SymbolHit> hits;
+    reader.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
+        if (tag != kDeclTag)
+            return;
+        if (auto symbol = reader.symbol(id, seq))
+            hits.push_back({std::move(*symbol), reader.path(id)});
+    });
+    std::sort(hits.begin(), hits.end(), [](const SymbolHit& a, const SymbolHit& b) {
+        return std::tie(a.path, a.symbol.location) < std::tie(b.path, b.symbol.location);
+    });
+    return hits;
+}
+
+std::vector<ReferenceHit> SymbolStore::references(uint64_t usrHash) const {
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+    std::vector<ReferenceHit> hits;
+    reader.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
+        if (tag != kRefTag)
+            return;
+        if (auto ref = reader.reference(id, seq))
+            hits.push_back({*ref, reader.path(id)});
+    });
+    std::sort(hits.begin(), hits.end(), [](const ReferenceHit& a, const ReferenceHit& b) {
+        return std::tie(a.path, a.reference.location) < std::tie(b.path, b.reference.location);
+    });
+    return hits;
+}
+
+std::optional<std::vector<Symbol>> SymbolStore::fileSymbols(const std::string& path) const {
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+    return reader.fileRows<Symbol>(path, impl_->symbols, decodeSymbol);
+}
+
+std::optional<std::vector<Reference>> SymbolStore::fileReferences(const std::string& path) const {
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+    return reader.fileRows<Reference>(path, impl_->refs, decodeReference);
+}
+
+std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t limit) const {
+    while (pattern.starts_with("::"))
+        pattern.remove_prefix(2);
+    const std::string_view last = lastComponent(pattern);
+    const bool qualified = last.size() != pattern.size();
+    const std::string needle = nameKey(last);
+    const std::string lowerPattern = lowerAscii(pattern);
+    if (needle.empty())
+        return {};
+
+    auto read = impl_->beginRead();
+    SnapshotReader reader(*impl_, read.txn);
+
+    // Rank the distinct name keys first (cheap: keys only), then expand them in rank order.
+    std::vector<std::string> keys[3];
+    {
+        lmdb::Cursor cursor(read.txn, impl_->names);
+        std::string_view k, v;
+        for (bool more = cursor.get(MDB_FIRST, k, v); more;
+             more = cursor.get(MDB_NEXT_NODUP, k, v)) {
+            if (k == needle)
+                keys[0].emplace_back(k);
+            else if (k.starts_with(needle))
+                keys[1].emplace_back(k);
+            else if (k.find(needle) != std::string_view::npos)
+                keys[2].emplace_back(k);
+        }
+    }
+    for (auto& group : keys)
+        std::stable_sort(
+            group.begin(), group.end(),
+            [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+
+    std::vector<NameMatch> matches;
+    std::unordered_map<uint64_t, size_t> byUsr;
+    for (int rank = 0; rank < 3; ++rank) {
+        for (const std::string& key : keys[rank]) {
+            if (matches.size() >= limit)
+                return matches;
+            // Expand one key completely so a symbol's best occurrence is chosen among all.
+            reader.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
+                auto symbol = reader.symbol(id, seq);
+                if (!symbol)
+                    return;
+                if (qualified &&
+                    lowerAscii(symbol->qualifiedName).find(lowerPattern) == std::string::npos)
+                    return;
+                auto [it, inserted] = byUsr.try_emplace(usrHash, matches.size());
+                if (inserted) {
+                    if (matches.size() >= limit) {
+                        byUsr.erase(it);
+                        return;
+                    }
+                    matches.push_back({MatchRank(rank), {std::move(*symbol), reader.path(id)}, 1});
+                    return;
+                }
+                NameMatch& match = matches[it->second];
+                ++match.occurrences;
+                if (symbol->isDefinition() && !match.best.symbol.isDefinition())
+                    match.best = {std::move(*symbol), reader.path(id)};
+            });
+        }
+    }
+    return matches;
+}
+
+StoreStats SymbolStore::stats() const {
+    auto read = impl_->beginRead();
+    StoreStats st;
+    st.formatVersion = kStoreFormatVersion;
+    st.files = read.txn.entries(impl_->files);
+    st.tus = read.txn.entries(impl_->tus);
+    st.symbols = read.txn.entries(impl_->symbols);
+    st.references = read.txn.entries(impl_->refs);
+    {
+        lmdb::Cursor cursor(read.txn, impl_->names);
+        std::string_view k, v;
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT_NODUP, k, v))
+            ++st.distinctNames;
+    }
+    lmdb::Cursor cursor(read.txn, impl_->tus);
+    std::string_view k, v;
+    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+        auto record = decodeTuRecord(v);
+        if (!record)
+            throw StoreError("corrupt translation unit record");
+        st.tusWithErrors += record->status == TuStatus::Errors;
+        st.tusFailed += record->status == TuStatus::Failed || record->status == TuStatus::Crashed;
+    }
+    st.mapSize = impl_->env.mapSize();
+    std::error_code ec;
+    st.diskBytes = std::filesystem::file_size(impl_->options.directory / "data.mdb", ec);
+    return st;
+}
+
+} // namespace symdex

@@ -1,0 +1,165 @@
+// The persistent symbol store: an LMDB environment in a directory (default `.symdex/`), written by
+// one serial committer thread (`store-writer`) in batched transactions, and read through short
+// read transactions (MVCC snapshots: readers never wait for the writer).
+//
+// Layout (all integer keys big-endian; see docs/store-format.md for the record encodings):
+//   meta     "format" -> u32 version                       checked at open
+//   files    u32 fileId -> FileRecord
+//   paths    path -> u32 fileId
+//   tus      u32 fileId of the main file -> TuRecord
+//   symbols  u32 fileId | u32 seq -> Symbol               a file's declarations, in source order
+//   refs     u32 fileId | u32 seq -> Reference            a file's references, in source order
+//   usrs     u64 usrHash -> {u32 fileId | u8 'D'/'R' | u32 seq}   (DUPSORT|DUPFIXED)
+//   names    lower-case name -> {u64 usrHash | u32 fileId | u32 seq}  (DUPSORT|DUPFIXED)
+//
+// A file's rows are always replaced whole: re-indexing a file deletes every symbol, reference and
+// index entry it had before writing the new ones, in the same transaction.
+#pragma once
+
+#include "store/records.h"
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace symdex {
+
+struct StoreOptions {
+    /// Directory holding data.mdb and lock.mdb; created if missing (unless readOnly).
+    std::filesystem::path directory;
+    /// Open for queries only: no writer thread, no writer lock, nothing created.
+    bool readOnly = false;
+    /// Initial LMDB map size. The map doubles whenever a commit finds it full.
+    size_t initialMapSize = size_t(256) << 20;
+    /// At most this many translation units per write transaction.
+    size_t batchMaxTus = 32;
+    /// A batch is committed at the latest this long after its first TU arrived.
+    std::chrono::milliseconds batchMaxDelay{50};
+    /// publish() blocks while this many TUs wait for the writer (bounds memory).
+    size_t queueCapacity = 256;
+};
+
+/// The symbols and references of one file, as extracted from one translation unit.
+struct IndexedFile {
+    FileRecord file; ///< path, contentHash, mtimeNs and size; the counts are filled by the store
+    std::vector<Symbol> symbols;
+    std::vector<Reference> references;
+};
+
+/// Everything one parse of a translation unit produced: the unit of publication.
+struct IndexedTu {
+    std::string mainFile;                   ///< absolute path of the TU's main file
+    TuRecord record;                        ///< fileIds are filled by the store from includedFiles
+    std::vector<std::string> includedFiles; ///< every file the parse read, main file first
+    std::vector<IndexedFile> files; ///< the files this TU extracted (main file + claimed headers)
+};
+
+/// Removals and bookkeeping that are not a parse result.
+struct StoreEdit {
+    std::vector<std::string> removeTus;   ///< main files that left the compile database
+    std::vector<std::string> removeFiles; ///< files to forget entirely (contents and record)
+    /// Files whose contents were re-hashed and found unchanged: only the stamps are updated.
+    std::vector<FileRecord> touchFiles;
+};
+
+/// A symbol occurrence with the file that holds it.
+struct SymbolHit {
+    Symbol symbol;
+    std::string path;
+};
+
+struct ReferenceHit {
+    Reference reference;
+    std::string path;
+};
+
+enum class MatchRank : uint8_t { Exact = 0, Prefix = 1, Substring = 2 };
+
+/// One symbol matched by name: its best occurrence (a definition if there is one).
+struct NameMatch {
+    MatchRank rank;
+    SymbolHit best;
+    uint32_t occurrences = 0; ///< declarations and definitions in the store
+};
+
+struct StoreStats {
+    uint32_t formatVersion = 0;
+    size_t files = 0;
+    size_t tus = 0;
+    size_t tusWithErrors = 0;
+    size_t tusFailed = 0;
+    size_t symbols = 0;
+    size_t references = 0;
+    size_t distinctNames = 0;
+    size_t mapSize = 0;   ///< current LMDB map size in bytes
+    size_t diskBytes = 0; ///< size of data.mdb
+};
+
+/// Counters of the write path, for reports.
+struct CommitStats {
+    uint64_t commits = 0;
+    uint64_t tusCommitted = 0;
+    uint64_t mapGrowths = 0;
+    double commitSeconds = 0; ///< time spent inside write transactions
+};
+
+class SymbolStore {
+public:
+    /// Opens or creates the store. Throws StoreError when the directory cannot be used, another
+    /// process holds the writer lock, or the format version differs (the message says how to
+    /// rebuild).
+    static std::unique_ptr<SymbolStore> open(const StoreOptions& options);
+    ~SymbolStore();
+
+    // --- Writing (not available on a read-only store) -------------------------------------------
+
+    /// Encodes `tu` on the calling thread, then queues it for the writer. Thread-safe; blocks only
+    /// while the queue is at capacity.
+    void publish(IndexedTu tu);
+    /// Queues removals and stamp updates. Thread-safe.
+    void apply(StoreEdit edit);
+    /// Waits until everything queued so far is committed and synced to disk. Throws the first
+    /// commit error, if any.
+    void flush();
+    CommitStats commitStats() const;
+
+    // --- Reading (thread-safe; each call reads one consistent snapshot) -------------------------
+
+    std::optional<FileRecord> file(const std::string& path) const;
+    /// Calls `fn` for every file record with its id.
+    void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const;
+    std::optional<TuRecord> tu(const std::string& mainFile) const;
+    /// Calls `fn` for every TU with its main file's path.
+    void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
+
+    /// Symbols whose name matches `pattern` case-insensitively: exact matches first, then
+    /// prefixes, then substrings; at most `limit` symbols (distinct USRs). A pattern containing
+    /// "::" is matched against the qualified name's tail.
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) const;
+    /// USR hashes of the symbols named exactly `name` ("Open", "DB::Open", "leveldb::DB::Open");
+    /// case-sensitive, falling back to case-insensitive when nothing matches.
+    std::vector<uint64_t> resolveName(std::string_view name) const;
+    /// All declarations and definitions of a symbol.
+    std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
+    /// All references to a symbol, sorted by path and position.
+    std::vector<ReferenceHit> references(uint64_t usrHash) const;
+    /// The declarations in one file, in source order; nullopt if the file is unknown.
+    std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
+    /// The references in one file, in source order; nullopt if the file is unknown.
+    std::optional<std::vector<Reference>> fileReferences(const std::string& path) const;
+    StoreStats stats() const;
+
+    const std::filesystem::path& directory() const;
+
+    class Impl;
+
+private:
+    explicit SymbolStore(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace symdex

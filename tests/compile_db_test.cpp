@@ -1,0 +1,146 @@
+#include "indexer/compile_db.h"
+#include "test_util.h"
+
+#include <catch2/catch.hpp>
+
+using namespace symdex;
+using symdex::test::TempDir;
+using symdex::test::writeFile;
+
+namespace {
+
+std::optional<CompileDatabase> parse(const std::string& json, std::string* error) {
+    return parseCompileDatabase(json, "/db/compile_commands.json", error);
+}
+
+} // namespace
+
+TEST_CASE("command lines split like a shell", "[compile_db]") {
+    CHECK(splitCommandLine("g++ -DX=1 -c a.cc") ==
+          std::vector<std::string>{"g++", "-DX=1", "-c", "a.cc"});
+    CHECK(splitCommandLine(R"(cc "-DNAME=\"a b\"" 'x y' a\ b)") ==
+          std::vector<std::string>{"cc", "-DNAME=\"a b\"", "x y", "a b"});
+    CHECK(splitCommandLine("  cc\t-I''  ") == std::vector<std::string>{"cc", "-I"});
+    CHECK(splitCommandLine(R"(cc "C:\path")") == std::vector<std::string>{"cc", R"(C:\path)"});
+}
+
+TEST_CASE("both entry forms are read, paths resolved and output flags dropped", "[compile_db]") {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() / "src");
+    writeFile(dir.path() / "src/a.cc", "int a;\n");
+    writeFile(dir.path() / "src/b.cc", "int b;\n");
+    const std::string root = dir.path().string();
+    const std::string json = R"([
+      {"directory": ")" + root +
+                             R"(", "file": "src/a.cc",
+       "command": "ccache /usr/bin/g++ -Iinclude -DA=1 -MD -MF a.d -MT a.o -o out/a.o -c src/a.cc -Werror"},
+      {"directory": ")" + root +
+                             R"(/src", "file": ")" + root + R"(/src/b.cc",
+       "arguments": ["clang++", "-std=c++20", "-c", "b.cc", "-oout.o", "-MMD", "-Wp,-MD,x.d"]}
+    ])";
+    writeFile(dir.path() / "compile_commands.json", json);
+    std::string error;
+    auto db = loadCompileDatabase(root, &error); // a directory: finds compile_commands.json
+    REQUIRE(db);
+    CHECK(error.empty());
+    CHECK(db->warnings.empty());
+    REQUIRE(db->commands.size() == 2);
+    CHECK(db->commands[0].file == root + "/src/a.cc");
+    CHECK(db->commands[0].directory == root);
+    CHECK(db->commands[0].arguments ==
+          std::vector<std::string>{"/usr/bin/g++", "-I" + root + "/include", "-DA=1"});
+    CHECK(db->commands[1].file == root + "/src/b.cc");
+    CHECK(db->commands[1].directory == root + "/src");
+    CHECK(db->commands[1].arguments == std::vector<std::string>{"clang++", "-std=c++20"});
+    CHECK(db->commands[0].hash() != db->commands[1].hash());
+
+    // The file itself is accepted too.
+    auto again = loadCompileDatabase(root + "/compile_commands.json", &error);
+    REQUIRE(again);
+    CHECK(again->commands.size() == 2);
+}
+
+TEST_CASE("relative paths in flags become absolute", "[compile_db]") {
+    const std::string dir = "/work/build";
+    CHECK(parseArguments({"cc", "-I", "inc", "-I../up", "-isystem", "sys", "-isystemsys2",
+                          "-include", "pre.h", "-include-pchp.pch", "--sysroot=root", "-I/abs",
+                          "-I=sysrel", "-DX=inc", "-Wall"},
+                         "/work/a.c", dir) ==
+          std::vector<std::string>{"cc", "-I", "/work/build/inc", "-I/work/up", "-isystem",
+                                   "/work/build/sys", "-isystem/work/build/sys2", "-include",
+                                   "/work/build/pre.h", "-include-pch/work/build/p.pch",
+                                   "--sysroot=/work/build/root", "-I/abs", "-I=sysrel", "-DX=inc",
+                                   "-Wall"});
+}
+
+TEST_CASE("a relative directory resolves against the database's folder", "[compile_db]") {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() / "build" / "src");
+    writeFile(dir.path() / "build/src/a.cc", "int a;\n");
+    writeFile(dir.path() / "build/compile_commands.json",
+              R"([{"directory": "src", "file": "a.cc", "arguments": ["cc", "a.cc"]}])");
+    std::string error;
+    auto db = loadCompileDatabase((dir.path() / "build").string(), &error);
+    REQUIRE(db);
+    REQUIRE(db->commands.size() == 1);
+    CHECK(db->commands[0].file == (dir.path() / "build/src/a.cc").string());
+}
+
+TEST_CASE("bad databases give errors naming file, line and entry", "[compile_db]") {
+    std::string error;
+    SECTION("a missing file") {
+        CHECK_FALSE(loadCompileDatabase("/nonexistent/build", &error));
+        CHECK(error.find("/nonexistent/build/compile_commands.json") != std::string::npos);
+    }
+    SECTION("invalid JSON reports line and column") {
+        CHECK_FALSE(parse(
+            "[\n  {\"file\": \"a.cc\",\n   \"directory\": \"/x\" \"command\": \"cc\"}\n]", &error));
+        CHECK(error.find("/db/compile_commands.json:3:") == 0);
+        CHECK(error.find("invalid JSON") != std::string::npos);
+    }
+    SECTION("not an array") {
+        CHECK_FALSE(parse(R"({"file": "a.cc"})", &error));
+        CHECK(error.find("must be a JSON array") != std::string::npos);
+    }
+    SECTION("an entry without file names the entry and its line") {
+        CHECK_FALSE(
+            parse("[\n {\"directory\": \"/\", \"file\": \"/etc/hostname\", \"command\": \"cc\"},\n"
+                  " {\"directory\": \"/\", \"command\": \"cc x.c\"}\n]",
+                  &error));
+        CHECK(error == "/db/compile_commands.json:3:2: entry 2: missing \"file\"");
+    }
+    SECTION("an entry without a command") {
+        CHECK_FALSE(parse(R"([{"directory": "/", "file": "a.c"}])", &error));
+        CHECK(error.find("entry 1: needs \"arguments\" or \"command\"") != std::string::npos);
+    }
+    SECTION("wrong types") {
+        CHECK_FALSE(parse(R"([{"directory": "/", "file": 3, "command": "cc"}])", &error));
+        CHECK(error.find("\"file\" must be a string") != std::string::npos);
+        CHECK_FALSE(
+            parse(R"([{"directory": "/", "file": "a.c", "arguments": ["cc", 1]}])", &error));
+        CHECK(error.find("\"arguments\" must be an array of strings") != std::string::npos);
+    }
+}
+
+TEST_CASE("missing sources and repeated entries are reported and skipped", "[compile_db]") {
+    TempDir dir;
+    writeFile(dir.path() / "a.cc", "int a;\n");
+    const std::string root = dir.path().string();
+    std::string error;
+    auto db = parse(R"([
+      {"directory": ")" +
+                        root + R"(", "file": "a.cc", "command": "cc -c a.cc"},
+      {"directory": ")" +
+                        root + R"(", "file": "gone.cc", "command": "cc -c gone.cc"},
+      {"directory": ")" +
+                        root + R"(", "file": "a.cc", "command": "cc -DOTHER -c a.cc"}
+    ])",
+                    &error);
+    REQUIRE(db);
+    REQUIRE(db->commands.size() == 1);
+    CHECK(db->commands[0].arguments == std::vector<std::string>{"cc"});
+    REQUIRE(db->warnings.size() == 2);
+    CHECK(db->warnings[0].find("entry 2: source file '" + root + "/gone.cc' does not exist") !=
+          std::string::npos);
+    CHECK(db->warnings[1].find("entry 3: '" + root + "/a.cc' appears again") != std::string::npos);
+}

@@ -1,0 +1,357 @@
+// Golden index cases on tests/fixtures/golden: a header shared by several TUs, namespaces,
+// overloads, templates, macros, a class hierarchy and a TU with a syntax error. Plus incremental
+// re-indexing of a copy of that tree.
+#include "indexer/header_claims.h"
+#include "indexer/indexer.h"
+#include "store/encoding.h"
+#include "test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <sys/stat.h>
+#include <utime.h>
+
+using namespace symdex;
+using symdex::test::TempDir;
+
+namespace {
+
+const std::vector<std::string> kSources = {"src/circle.cpp", "src/util.cpp", "src/main.cpp",
+                                           "src/broken.cpp"};
+const std::vector<std::string> kFlags = {"-std=c++17", "-Iinclude"};
+
+/// A copy of the golden fixture with its compile database and a store beside it.
+struct GoldenTree {
+    TempDir dir;
+    std::unique_ptr<SymbolStore> store;
+
+    GoldenTree() {
+        test::copyFixture("golden", dir.path());
+        test::writeCompileDb(dir.path(), kSources, kFlags);
+        StoreOptions options;
+        options.directory = dir.path() / ".symdex";
+        store = SymbolStore::open(options);
+    }
+
+    IndexSummary index(unsigned threads = 2, SessionMode session = SessionMode::Shared) {
+        std::string error;
+        auto db = loadCompileDatabase(dir.path().string(), &error);
+        REQUIRE(db);
+        IndexOptions options;
+        options.threads = threads;
+        options.session = session;
+        Indexer indexer(*store, options);
+        return indexer.run(*db);
+    }
+
+    std::string path(const std::string& rel) const { return dir / rel; }
+
+    /// The one symbol with this qualified name (and kind, for overloads), asserted unique.
+    uint64_t usr(const std::string& qualified) const {
+        auto usrs = store->resolveName(qualified);
+        REQUIRE(usrs.size() == 1);
+        return usrs[0];
+    }
+
+    /// "rel/path:line:col" of each occurrence, sorted.
+    std::vector<std::string> where(const std::vector<SymbolHit>& hits) const {
+        std::vector<std::string> out;
+        for (const SymbolHit& h : hits)
+            out.push_back(relative(h.path) + ":" + std::to_string(h.symbol.location.line) + ":" +
+                          std::to_string(h.symbol.location.column));
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+    std::vector<std::string> where(const std::vector<ReferenceHit>& hits) const {
+        std::vector<std::string> out;
+        for (const ReferenceHit& h : hits)
+            out.push_back(relative(h.path) + ":" + std::to_string(h.reference.location.line) + ":" +
+                          std::to_string(h.reference.location.column));
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+    std::string relative(const std::string& path) const {
+        return std::filesystem::path(path).lexically_relative(dir.path()).string();
+    }
+
+    /// Every symbol and reference in the store, one line each, for the golden comparison.
+    std::string dump() const {
+        std::map<uint64_t, std::string> names;
+        std::vector<std::string> paths;
+        store->forEachFile([&](uint32_t, const FileRecord& f) { paths.push_back(f.path); });
+        std::sort(paths.begin(), paths.end());
+        for (const std::string& p : paths) {
+            const std::vector<Symbol> symbols = store->fileSymbols(p).value();
+            for (const Symbol& s : symbols)
+                names[s.usrHash()] = s.qualifiedName;
+        }
+        std::ostringstream out;
+        for (const std::string& p : paths) {
+            const std::vector<Symbol> symbols = store->fileSymbols(p).value();
+            const std::vector<Reference> refs = store->fileReferences(p).value();
+            for (const Symbol& s : symbols)
+                out << relative(p) << ":" << s.location.line << ":" << s.location.column << ": "
+                    << kindDisplayName(s.kind, s.flags) << " " << s.qualifiedName
+                    << (s.isDefinition() ? " [definition]" : "") << " extent "
+                    << s.extent.begin.line << ":" << s.extent.begin.column << "-"
+                    << s.extent.end.line << ":" << s.extent.end.column << "\n";
+            for (const Reference& r : refs) {
+                auto name = names.find(r.usrHash);
+                out << relative(p) << ":" << r.location.line << ":" << r.location.column << ": "
+                    << roleName(r.roles) << " -> " << (name == names.end() ? "?" : name->second)
+                    << "\n";
+            }
+        }
+        return out.str();
+    }
+};
+
+void appendTo(const std::string& path, const std::string& text) {
+    test::writeFile(path, test::readFile(path) + text);
+}
+
+} // namespace
+
+TEST_CASE("golden: the fixture tree indexes to exactly the expected symbols", "[index][golden]") {
+    GoldenTree tree;
+    IndexSummary summary = tree.index();
+    CHECK(summary.tusTotal == 4);
+    CHECK(summary.tusParsed == 4);
+    CHECK(summary.tusUpToDate == 0);
+    CHECK(summary.tusWithErrors == 1);
+    CHECK(summary.tusFailed == 0);
+    CHECK(summary.tusCrashed == 0);
+    // Four main files and the shared header, extracted once although four TUs include it.
+    CHECK(summary.filesExtracted == 5);
+
+    const std::string golden = std::string(SYMDEX_FIXTURES_DIR) + "/golden.expected";
+    const std::string actual = tree.dump();
+    if (std::getenv("SYMDEX_UPDATE_GOLDEN"))
+        test::writeFile(golden, actual);
+    CHECK(actual == test::readFile(golden));
+}
+
+TEST_CASE("golden: definitions, declarations and references land where they should",
+          "[index][golden]") {
+    GoldenTree tree;
+    tree.index();
+    const SymbolStore& store = *tree.store;
+
+    SECTION("a header shared by every TU holds each of its symbols once") {
+        CHECK(tree.where(store.occurrences(tree.usr("geo::Circle"))) ==
+              std::vector<std::string>{"include/shapes.h:26:7"});
+        CHECK(store.fileSymbols(tree.path("include/shapes.h"))->size() == 29);
+    }
+    SECTION("methods: declaration in the class, definition out of line") {
+        auto area = store.occurrences(tree.usr("geo::Circle::area"));
+        REQUIRE(area.size() == 2);
+        CHECK(tree.where(area) ==
+              std::vector<std::string>{"include/shapes.h:29:10", "src/circle.cpp:11:14"});
+        CHECK(area[1].symbol.isDefinition() == (area[1].path == tree.path("src/circle.cpp")));
+        CHECK(tree.where(store.occurrences(tree.usr("geo::Circle::Circle"))) ==
+              std::vector<std::string>{"include/shapes.h:28:14", "src/circle.cpp:9:9"});
+    }
+    SECTION("overloads are distinct symbols with their own references") {
+        auto scale = store.resolveName("geo::scale");
+        REQUIRE(scale.size() == 2);
+        std::map<std::string, uint64_t> byDefinition;
+        for (uint64_t usr : scale)
+            for (const SymbolHit& h : store.occurrences(usr))
+                if (h.symbol.isDefinition())
+                    byDefinition[tree.where({h})[0]] = usr;
+        REQUIRE(byDefinition.size() == 2);
+        const uint64_t intScale = byDefinition.at("src/util.cpp:5:5");
+        const uint64_t doubleScale = byDefinition.at("src/util.cpp:7:8");
+        CHECK(tree.where(store.references(intScale)) ==
+              std::vector<std::string>{"src/broken.cpp:3:30", "src/main.cpp:7:28"});
+        CHECK(tree.where(store.references(doubleScale)) ==
+              std::vector<std::string>{"src/main.cpp:6:29"});
+    }
+    SECTION("templates") {
+        auto clamp = store.occurrences(tree.usr("geo::clamp"));
+        REQUIRE(clamp.size() == 1);
+        CHECK(clamp[0].symbol.flags == (kTemplate | kDefinition));
+        CHECK(clamp[0].symbol.kind == SymbolKind::Function);
+        CHECK(tree.where(store.references(tree.usr("geo::clamp"))) ==
+              std::vector<std::string>{"src/main.cpp:9:24"});
+        auto box = store.occurrences(tree.usr("geo::Box"));
+        REQUIRE(box.size() == 1);
+        CHECK(kindDisplayName(box[0].symbol.kind, box[0].symbol.flags) == "class template");
+    }
+    SECTION("macros: definitions and expansions") {
+        CHECK(tree.where(store.occurrences(tree.usr("GEO_PI"))) ==
+              std::vector<std::string>{"include/shapes.h:4:9"});
+        CHECK(tree.where(store.references(tree.usr("GEO_SQUARE"))) ==
+              std::vector<std::string>{"src/circle.cpp:11:45"});
+    }
+    SECTION("a class hierarchy: the base class is referenced by its derived class") {
+        CHECK(tree.where(store.references(tree.usr("geo::Shape"))) ==
+              std::vector<std::string>{"include/shapes.h:21:14", "include/shapes.h:26:23",
+                                       "src/circle.cpp:7:1", "src/circle.cpp:7:9",
+                                       "src/main.cpp:3:30"});
+    }
+    SECTION("variables: declaration, definition, read and write uses") {
+        const uint64_t counter = tree.usr("geo::counter");
+        CHECK(tree.where(store.occurrences(counter)) ==
+              std::vector<std::string>{"include/shapes.h:48:12", "src/circle.cpp:5:5"});
+        auto refs = store.references(counter);
+        REQUIRE(refs.size() == 2);
+        CHECK(roleName(refs[0].reference.roles) == "read-write"); // ++counter in circle.cpp
+        CHECK(roleName(refs[1].reference.roles) == "read");       // geo::counter in main.cpp
+    }
+    SECTION("nested namespaces qualify names") {
+        CHECK(tree.where(store.occurrences(tree.usr("geo::detail::twice"))) ==
+              std::vector<std::string>{"include/shapes.h:51:12"});
+        CHECK(store.resolveName("detail::twice").size() == 1);
+    }
+    SECTION("a TU with a syntax error is stored with its error count and what parsed") {
+        auto tu = store.tu(tree.path("src/broken.cpp"));
+        REQUIRE(tu);
+        CHECK(tu->status == TuStatus::Errors);
+        CHECK(tu->errorCount == 2);
+        CHECK(tu->firstError.find("broken.cpp:5:15: error: expected expression") !=
+              std::string::npos);
+        CHECK(tree.where(store.occurrences(tree.usr("survivor"))) ==
+              std::vector<std::string>{"src/broken.cpp:3:5"});
+    }
+}
+
+TEST_CASE("every thread count and session mode gives the same store", "[index]") {
+    GoldenTree reference;
+    reference.index(1, SessionMode::None);
+    const std::string expected = reference.dump();
+    for (SessionMode mode : {SessionMode::Shared, SessionMode::PerThread}) {
+        for (unsigned threads : {1u, 2u, 4u}) {
+            GoldenTree tree;
+            tree.index(threads, mode);
+            CHECK(tree.dump() == expected);
+        }
+    }
+}
+
+TEST_CASE("incremental: only what changed is re-parsed, and changes are visible",
+          "[index][incremental]") {
+    GoldenTree tree;
+    REQUIRE(tree.index().tusParsed == 4);
+
+    SECTION("nothing changed: every TU is up to date") {
+        IndexSummary again = tree.index();
+        CHECK(again.tusUpToDate == 4);
+        CHECK(again.tusParsed == 0);
+        CHECK(again.filesExtracted == 0);
+    }
+    SECTION("a touched file whose contents did not change is not re-parsed") {
+        const std::string util = tree.path("src/util.cpp");
+        struct utimbuf times {
+            1000000000, 1000000000
+        };
+        REQUIRE(utime(util.c_str(), &times) == 0);
+        IndexSummary again = tree.index();
+        CHECK(again.tusParsed == 0);
+        // The new stamp was recorded: the next run does not even hash the file.
+        CHECK(tree.store->file(util)->mtimeNs == int64_t(1000000000) * 1000000000);
+    }
+    SECTION("an edited source file: only its TU is re-parsed") {
+        appendTo(tree.path("src/util.cpp"), "int tripled(int v) { return v * 3; }\n");
+        IndexSummary again = tree.index();
+        CHECK(again.tusUpToDate == 3);
+        CHECK(again.tusParsed == 1);
+        CHECK(again.filesExtracted == 1); // util.cpp; the unchanged header is not extracted again
+        CHECK(tree.where(tree.store->occurrences(tree.usr("tripled"))) ==
+              std::vector<std::string>{"src/util.cpp:10:5"});
+        CHECK(tree.store->resolveName("geo::scale").size() == 2);
+        CHECK(tree.store->stats().symbols == 42);
+
+        // And removing it again leaves nothing stale.
+        std::string text = test::readFile(tree.path("src/util.cpp"));
+        text.resize(text.find("int tripled"));
+        test::writeFile(tree.path("src/util.cpp"), text);
+        CHECK(tree.index().tusParsed == 1);
+        CHECK(tree.store->resolveName("tripled").empty());
+        CHECK(tree.store->stats().symbols == 41);
+    }
+    SECTION("an edited header: every TU that includes it is re-parsed, the header extracted once") {
+        const std::string header = tree.path("include/shapes.h");
+        test::writeFile(header, "// one more line\n" + test::readFile(header));
+        IndexSummary again = tree.index();
+        CHECK(again.tusParsed == 4);
+        CHECK(again.filesExtracted == 5);
+        CHECK(tree.where(tree.store->occurrences(tree.usr("geo::Circle"))) ==
+              std::vector<std::string>{"include/shapes.h:27:7"});
+        CHECK(tree.where(tree.store->references(tree.usr("geo::Shape")))[1] ==
+              "include/shapes.h:27:23");
+    }
+    SECTION("a changed compile command re-parses that TU") {
+        test::writeCompileDb(tree.dir.path(), kSources, {"-std=c++17", "-Iinclude", "-DEXTRA"});
+        CHECK(tree.index().tusParsed == 4);
+        CHECK(tree.index().tusParsed == 0);
+    }
+    SECTION("a TU that left the compilation database is removed with its files") {
+        test::writeCompileDb(tree.dir.path(), {"src/circle.cpp", "src/util.cpp", "src/main.cpp"},
+                             kFlags);
+        IndexSummary again = tree.index();
+        CHECK(again.tusRemoved == 1);
+        CHECK(again.filesRemoved == 1);
+        CHECK(again.tusParsed == 0);
+        CHECK(tree.store->resolveName("survivor").empty());
+        CHECK_FALSE(tree.store->tu(tree.path("src/broken.cpp")));
+        CHECK(tree.store->stats().tus == 3);
+    }
+    SECTION("a deleted header makes its TUs re-parse and leaves the store") {
+        const std::string extra = tree.path("include/extra.h");
+        test::writeFile(extra, "inline int extraFunction() { return 4; }\n");
+        appendTo(tree.path("src/main.cpp"), "#include \"extra.h\"\n");
+        CHECK(tree.index().tusParsed == 1);
+        CHECK(tree.store->resolveName("extraFunction").size() == 1);
+        std::string text = test::readFile(tree.path("src/main.cpp"));
+        text.resize(text.find("#include \"extra.h\""));
+        test::writeFile(tree.path("src/main.cpp"), text);
+        std::filesystem::remove(extra);
+        IndexSummary again = tree.index();
+        CHECK(again.tusParsed == 1);
+        CHECK(again.filesRemoved == 1);
+        CHECK(tree.store->resolveName("extraFunction").empty());
+        CHECK_FALSE(tree.store->file(extra));
+    }
+}
+
+TEST_CASE("a TU libclang cannot parse fails alone", "[index]") {
+    GoldenTree tree;
+    // An unknown language makes the driver refuse the command: that TU fails, the rest index.
+    std::string json = test::readFile(tree.dir / "compile_commands.json");
+    json.replace(json.find("\"-std=c++17\""), 12, "\"-xno-such-language\"");
+    test::writeFile(tree.dir / "compile_commands.json", json);
+    IndexSummary summary = tree.index();
+    CHECK(summary.tusParsed == 4);
+    CHECK(summary.tusFailed == 1);
+    REQUIRE(summary.failures.size() == 2);
+    CHECK(tree.store->resolveName("geo::Circle").size() == 1);
+    CHECK(tree.store->tu(tree.path("src/circle.cpp"))->status == TuStatus::Failed);
+    // A failed TU is retried by the next run.
+    CHECK(tree.index().tusParsed == 1);
+}
+
+TEST_CASE("claims: each file goes to one TU, unless the store has it", "[index][claims]") {
+    TempDir dir;
+    const std::string a = dir / "a.h", b = dir / "b.h";
+    test::writeFile(a, "int a;\n");
+    test::writeFile(b, "int b;\n");
+    FileStamps stamps;
+    std::unordered_map<std::string, uint64_t> stored{{b, stampFile(b)->contentHash}};
+    HeaderClaims claims(stamps, stored, 3, /*force=*/false);
+    CHECK(claims.claim(a, 0));       // first comer extracts
+    CHECK(claims.claim(a, 0));       // and keeps it
+    CHECK_FALSE(claims.claim(a, 1)); // the others skip it
+    CHECK_FALSE(claims.claim(b, 1)); // the store already holds these contents
+    CHECK_FALSE(claims.claim(dir / "missing.h", 1));
+    claims.release(0); // TU 0 failed: a later TU may extract a.h
+    CHECK(claims.claim(a, 2));
+    CHECK_FALSE(claims.claim(a, 1));
+
+    HeaderClaims forced(stamps, stored, 1, /*force=*/true);
+    CHECK(forced.claim(b, 0));
+}

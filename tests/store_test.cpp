@@ -1,0 +1,273 @@
+#include "store/encoding.h"
+#include "store/lmdb.h"
+#include "store/outline.h"
+#include "store/symbol_store.h"
+#include "test_util.h"
+
+#include <catch2/catch.hpp>
+
+using namespace symdex;
+using symdex::test::TempDir;
+
+namespace {
+
+Symbol makeSymbol(const std::string& qualified, SymbolKind kind, uint32_t line, bool definition) {
+    Symbol s;
+    s.qualifiedName = qualified;
+    s.name =
+        qualified.substr(qualified.rfind(':') == std::string::npos ? 0 : qualified.rfind(':') + 1);
+    s.usr = "c:@" + qualified;
+    s.kind = kind;
+    s.flags = definition ? kDefinition : 0;
+    s.location = {line, 5};
+    s.extent = {{line, 1}, {line, 30}};
+    return s;
+}
+
+Reference makeRef(const std::string& qualified, uint32_t line) {
+    return Reference{hash64("c:@" + qualified), {line, 9}, kRoleCall};
+}
+
+IndexedFile makeFile(const std::string& path, uint64_t hash, std::vector<Symbol> symbols,
+                     std::vector<Reference> refs) {
+    IndexedFile f;
+    f.file.path = path;
+    f.file.contentHash = hash;
+    f.file.size = 100;
+    f.symbols = std::move(symbols);
+    f.references = std::move(refs);
+    return f;
+}
+
+IndexedTu makeTu(const std::string& main, std::vector<IndexedFile> files,
+                 std::vector<std::string> includes = {}) {
+    IndexedTu tu;
+    tu.mainFile = main;
+    tu.record.commandHash = 1;
+    tu.includedFiles = std::move(includes);
+    tu.files = std::move(files);
+    return tu;
+}
+
+std::unique_ptr<SymbolStore> openStore(const TempDir& dir, size_t mapSize = size_t(64) << 20) {
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = mapSize;
+    return SymbolStore::open(options);
+}
+
+size_t countNames(const SymbolStore& store, const std::string& pattern) {
+    return store.findSymbols(pattern, 1000).size();
+}
+
+} // namespace
+
+TEST_CASE("published symbols and references can be queried", "[store]") {
+    TempDir dir;
+    auto store = openStore(dir);
+    store->publish(makeTu("/p/a.cc",
+                          {makeFile("/p/a.cc", 11,
+                                    {makeSymbol("ns::run", SymbolKind::Function, 3, true),
+                                     makeSymbol("ns::Runner", SymbolKind::Class, 10, true)},
+                                    {makeRef("ns::helper", 4), makeRef("ns::helper", 5)}),
+                           makeFile("/p/a.h", 12,
+                                    {makeSymbol("ns::run", SymbolKind::Function, 1, false),
+                                     makeSymbol("ns::helper", SymbolKind::Function, 2, true)},
+                                    {})},
+                          {"/p/a.cc", "/p/a.h"}));
+    store->flush();
+
+    auto run = store->resolveName("ns::run");
+    REQUIRE(run.size() == 1);
+    auto hits = store->occurrences(run[0]);
+    REQUIRE(hits.size() == 2);
+    CHECK(hits[0].path == "/p/a.cc");
+    CHECK(hits[0].symbol.isDefinition());
+    CHECK(hits[1].path == "/p/a.h");
+    CHECK(store->resolveName("run") == run);
+    CHECK(store->resolveName("RUN") == run); // case-insensitive fallback
+    CHECK(store->resolveName("other::run").empty());
+
+    auto refs = store->references(hash64("c:@ns::helper"));
+    REQUIRE(refs.size() == 2);
+    CHECK(refs[0].path == "/p/a.cc");
+    CHECK(refs[0].reference.location.line == 4);
+    CHECK(refs[1].reference.location.line == 5);
+
+    // Ranking: exact name, then prefix, then substring.
+    auto found = store->findSymbols("run", 10);
+    REQUIRE(found.size() == 2);
+    CHECK(found[0].rank == MatchRank::Exact);
+    CHECK(found[0].best.symbol.qualifiedName == "ns::run");
+    CHECK(found[0].best.symbol.isDefinition()); // the definition is preferred
+    CHECK(found[0].occurrences == 2);
+    CHECK(found[1].rank == MatchRank::Prefix);
+    CHECK(found[1].best.symbol.qualifiedName == "ns::Runner");
+    auto sub = store->findSymbols("elp", 10);
+    REQUIRE(sub.size() == 1);
+    CHECK(sub[0].rank == MatchRank::Substring);
+    CHECK(store->findSymbols("ns::r", 10).size() == 2);
+    CHECK(store->findSymbols("zz::r", 10).empty());
+    CHECK(store->findSymbols("run", 1).size() == 1); // limit
+
+    auto tu = store->tu("/p/a.cc");
+    REQUIRE(tu);
+    REQUIRE(tu->fileIds.size() == 2);
+    auto file = store->file("/p/a.h");
+    REQUIRE(file);
+    CHECK(file->contentHash == 12);
+    CHECK(file->symbolCount == 2);
+}
+
+TEST_CASE("re-indexing a file replaces its symbols and references", "[store]") {
+    TempDir dir;
+    auto store = openStore(dir);
+    store->publish(
+        makeTu("/p/a.cc", {makeFile("/p/a.cc", 1,
+                                    {makeSymbol("oldName", SymbolKind::Function, 1, true),
+                                     makeSymbol("kept", SymbolKind::Variable, 2, true)},
+                                    {makeRef("target", 3)})}));
+    store->flush();
+    REQUIRE(countNames(*store, "oldName") == 1);
+
+    store->publish(
+        makeTu("/p/a.cc", {makeFile("/p/a.cc", 2,
+                                    {makeSymbol("kept", SymbolKind::Variable, 7, true),
+                                     makeSymbol("newName", SymbolKind::Function, 8, true)},
+                                    {makeRef("target", 9)})}));
+    store->flush();
+
+    CHECK(countNames(*store, "oldName") == 0);
+    CHECK(store->occurrences(hash64("c:@oldName")).empty());
+    auto kept = store->occurrences(hash64("c:@kept"));
+    REQUIRE(kept.size() == 1);
+    CHECK(kept[0].symbol.location.line == 7);
+    auto refs = store->references(hash64("c:@target"));
+    REQUIRE(refs.size() == 1);
+    CHECK(refs[0].reference.location.line == 9);
+    auto symbols = store->fileSymbols("/p/a.cc");
+    REQUIRE(symbols);
+    REQUIRE(symbols->size() == 2);
+    CHECK((*symbols)[1].name == "newName");
+    StoreStats st = store->stats();
+    CHECK(st.symbols == 2);
+    CHECK(st.references == 1);
+    CHECK(st.distinctNames == 2);
+    CHECK(store->file("/p/a.cc")->contentHash == 2);
+}
+
+TEST_CASE("removing a file drops its rows and index entries", "[store]") {
+    TempDir dir;
+    auto store = openStore(dir);
+    store->publish(
+        makeTu("/p/a.cc", {makeFile("/p/a.cc", 1, {makeSymbol("f", SymbolKind::Function, 1, true)},
+                                    {makeRef("g", 2)})}));
+    store->publish(
+        makeTu("/p/b.cc", {makeFile("/p/b.cc", 1, {makeSymbol("g", SymbolKind::Function, 1, true)},
+                                    {makeRef("f", 2)})}));
+    store->flush();
+    StoreEdit edit;
+    edit.removeFiles = {"/p/a.cc"};
+    store->apply(edit);
+    store->flush();
+    CHECK_FALSE(store->file("/p/a.cc"));
+    CHECK_FALSE(store->tu("/p/a.cc"));
+    CHECK_FALSE(store->fileSymbols("/p/a.cc"));
+    CHECK(store->occurrences(hash64("c:@f")).empty());
+    CHECK(store->references(hash64("c:@g")).empty());
+    CHECK(store->references(hash64("c:@f")).size() == 1);
+    CHECK(store->stats().files == 1);
+}
+
+TEST_CASE("the map grows when full and nothing is lost", "[store]") {
+    TempDir dir;
+    auto store = openStore(dir, 64 * 1024); // far too small for what follows
+    const int files = 40, perFile = 200;
+    for (int f = 0; f < files; ++f) {
+        std::vector<Symbol> symbols;
+        for (int i = 0; i < perFile; ++i)
+            symbols.push_back(makeSymbol("sym_" + std::to_string(f) + "_" + std::to_string(i),
+                                         SymbolKind::Variable, uint32_t(i + 1), true));
+        std::string path = "/p/f" + std::to_string(f) + ".cc";
+        store->publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
+    }
+    store->flush();
+    CHECK(store->commitStats().mapGrowths > 0);
+    CHECK(store->stats().symbols == size_t(files * perFile));
+    CHECK(store->stats().mapSize > 64 * 1024);
+    CHECK(store->resolveName("sym_39_199").size() == 1);
+}
+
+TEST_CASE("a store is reopened with its contents; a second writer is refused", "[store]") {
+    TempDir dir;
+    {
+        auto store = openStore(dir);
+        store->publish(
+            makeTu("/p/a.cc",
+                   {makeFile("/p/a.cc", 1, {makeSymbol("f", SymbolKind::Function, 1, true)}, {})}));
+        store->flush();
+        CHECK_THROWS_WITH(openStore(dir), Catch::Contains("another symdex process is writing"));
+    }
+    {
+        // (LMDB forbids opening one environment twice in a process, so readers are checked
+        // after the writer closed; other processes read while it writes.)
+        StoreOptions readOnly;
+        readOnly.directory = dir.path() / "store";
+        readOnly.readOnly = true;
+        auto reader = SymbolStore::open(readOnly);
+        CHECK(reader->resolveName("f").size() == 1);
+        CHECK_THROWS_AS(reader->publish(IndexedTu{}), StoreError);
+    }
+    auto store = openStore(dir);
+    CHECK(store->resolveName("f").size() == 1);
+}
+
+TEST_CASE("a store of another format version is refused with the rebuild command", "[store]") {
+    TempDir dir;
+    openStore(dir).reset();
+    {
+        auto env = lmdb::Env::open(dir.path() / "store", 1 << 20, 8, 16, 0);
+        auto txn = lmdb::Txn::begin(env, false);
+        MDB_dbi meta = txn.openDb("meta", 0);
+        std::string old;
+        appendBigEndian(old, kStoreFormatVersion + 1, 4);
+        txn.put(meta, "format", old);
+        txn.commit();
+    }
+    CHECK_THROWS_WITH(openStore(dir), Catch::Contains("has format version " +
+                                                      std::to_string(kStoreFormatVersion + 1)) &&
+                                          Catch::Contains("rm -rf"));
+}
+
+TEST_CASE("opening a missing store for queries says how to create it", "[store]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "nothing";
+    options.readOnly = true;
+    CHECK_THROWS_WITH(SymbolStore::open(options), Catch::Contains("run `symdex index` first"));
+}
+
+TEST_CASE("outlines nest declarations by extent", "[store]") {
+    auto sym = [](const char* name, Range r) {
+        Symbol s;
+        s.name = name;
+        s.extent = r;
+        s.location = r.begin;
+        return s;
+    };
+    std::vector<OutlineNode> tree = buildOutline({
+        sym("method", {{3, 5}, {3, 20}}),
+        sym("ns", {{1, 1}, {10, 1}}),
+        sym("after", {{12, 1}, {12, 9}}),
+        sym("Class", {{2, 3}, {5, 4}}),
+        sym("field", {{4, 5}, {4, 12}}),
+    });
+    REQUIRE(tree.size() == 2);
+    CHECK(tree[0].symbol.name == "ns");
+    REQUIRE(tree[0].children.size() == 1);
+    CHECK(tree[0].children[0].symbol.name == "Class");
+    REQUIRE(tree[0].children[0].children.size() == 2);
+    CHECK(tree[0].children[0].children[0].symbol.name == "method");
+    CHECK(tree[0].children[0].children[1].symbol.name == "field");
+    CHECK(tree[1].symbol.name == "after");
+}
