@@ -2,6 +2,7 @@
 // lines (so editors and terminals can jump) or, with --json, as JSON.
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "indexer/compile_db.h"
 #include "store/encoding.h"
 #include "store/outline.h"
 #include "store/symbol_store.h"

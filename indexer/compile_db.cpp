@@ -163,6 +163,12 @@ std::string absolutePath(std::string_view path, std::string_view base) {
     return normal;
 }
 
+std::string canonicalPath(const std::string& path) {
+    std::error_code ec;
+    std::filesystem::path real = std::filesystem::canonical(path, ec);
+    return ec ? path : real.string();
+}
+
 std::vector<std::string> splitCommandLine(std::string_view command) {
     std::vector<std::string> args;
     std::string current;
@@ -343,7 +349,7 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
             return std::nullopt;
         }
         CompileCommand cmd;
-        cmd.file = absolutePath(file, directory);
+        cmd.file = canonicalPath(absolutePath(file, directory));
         cmd.directory = directory;
         std::error_code ec;
         if (!std::filesystem::is_regular_file(cmd.file, ec)) {

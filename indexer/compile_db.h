@@ -48,4 +48,9 @@ std::vector<std::string> parseArguments(std::vector<std::string> argv, const std
 /// `path` made absolute against `base` and lexically normalised ("a/./b/../c" -> "a/c").
 std::string absolutePath(std::string_view path, std::string_view base);
 
+/// The physical path of an existing file (symlinks and ".." resolved, as realpath(3)), so that
+/// a file reached through different spellings is one file; `path` itself if it does not exist.
+/// Lexical normalisation alone is wrong when ".." follows a symlink (/lib -> usr/lib).
+std::string canonicalPath(const std::string& path);
+
 } // namespace symdex

@@ -132,7 +132,12 @@ public:
         if (it != byId_.end())
             return it->second;
         FileState& state = states_.emplace_back();
-        state.path = absolutePath(String(clang_getFileName(file)).c_str(), command_.directory);
+        // libclang's real path has symlinks and ".." resolved; the name as looked up may not
+        // (".../x86_64-linux-gnu/12/../../../../include/c++/12/vector" through /lib -> usr/lib).
+        state.path = String(clang_File_tryGetRealPathName(file)).str();
+        if (state.path.empty())
+            state.path = canonicalPath(
+                absolutePath(String(clang_getFileName(file)).c_str(), command_.directory));
         if (!seenPaths_.contains(state.path)) {
             seenPaths_[state.path] = &state;
             includedFiles_.push_back(state.path);

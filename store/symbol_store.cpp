@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sys/file.h>
+#include <tuple>
 #include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
@@ -69,6 +70,22 @@ int acquireWriterLock(const std::filesystem::path& dir) {
         // The pid is only informative; the lock is what matters.
     }
     return fd;
+}
+
+/// Within a rank: primary templates and plain symbols before specializations, definitions before
+/// declarations, then shorter qualified names (std::vector before std::pmr::vector).
+void sortMatches(std::vector<NameMatch>& matches) {
+    std::stable_sort(matches.begin(), matches.end(), [](const NameMatch& a, const NameMatch& b) {
+        const Symbol& x = a.best.symbol;
+        const Symbol& y = b.best.symbol;
+        auto key = [](const NameMatch& m, const Symbol& s) {
+            return std::make_tuple(m.rank, bool(s.flags & kSpecialization), !s.isDefinition(),
+                                   s.qualifiedName.size());
+        };
+        if (key(a, x) != key(b, y))
+            return key(a, x) < key(b, y);
+        return x.qualifiedName < y.qualifiedName;
+    });
 }
 
 /// Reads rows of one snapshot, caching file paths by id.
@@ -416,10 +433,10 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
 
     std::vector<NameMatch> matches;
     std::unordered_map<uint64_t, size_t> byUsr;
-    for (int rank = 0; rank < 3; ++rank) {
+    for (int rank = 0; rank < 3 && matches.size() < limit; ++rank) {
         for (const std::string& key : keys[rank]) {
             if (matches.size() >= limit)
-                return matches;
+                break;
             // Expand one key completely so a symbol's best occurrence is chosen among all.
             reader.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
                 auto symbol = reader.symbol(id, seq);
@@ -444,6 +461,7 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
             });
         }
     }
+    sortMatches(matches);
     return matches;
 }
 

@@ -355,3 +355,37 @@ TEST_CASE("claims: each file goes to one TU, unless the store has it", "[index][
     HeaderClaims forced(stamps, stored, 1, /*force=*/true);
     CHECK(forced.claim(b, 0));
 }
+
+TEST_CASE("libclang's builtin headers and the C++ standard library resolve", "[index]") {
+    TempDir dir;
+    test::writeFile(dir / "std.cpp",
+                    "#include <stddef.h>\n#include <stdarg.h>\n#include <vector>\n"
+                    "#include <ranges>\n"
+                    "size_t count(const std::vector<int>& v) {\n"
+                    "    auto even = v | std::views::filter([](int i) { return i % 2 == 0; });\n"
+                    "    return size_t(std::ranges::distance(even));\n}\n");
+    test::writeCompileDb(dir.path(), {"std.cpp"}, {"-std=c++20"});
+    StoreOptions options;
+    options.directory = dir.path() / ".symdex";
+    auto store = SymbolStore::open(options);
+    std::string error;
+    auto db = loadCompileDatabase(dir.path().string(), &error);
+    REQUIRE(db);
+    IndexOptions indexOptions;
+    indexOptions.threads = 1;
+    IndexSummary summary = Indexer(*store, indexOptions).run(*db);
+    auto tu = store->tu(dir / "std.cpp");
+    REQUIRE(tu);
+    INFO(tu->firstError);
+    CHECK(tu->errorCount == 0);
+    CHECK(tu->status == TuStatus::Ok);
+    CHECK(summary.tusWithErrors == 0);
+    // System headers are indexed too: std::vector is found, and used from std.cpp.
+    auto vector = store->resolveName("std::vector");
+    REQUIRE(!vector.empty());
+    bool usedHere = false;
+    for (uint64_t usr : vector)
+        for (const ReferenceHit& ref : store->references(usr))
+            usedHere |= ref.path == dir / "std.cpp" && ref.reference.location.line == 5;
+    CHECK(usedHere);
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what symdex needs from Debian 12 packages. Idempotent: does nothing when everything is
+# already installed. Uses sudo only when not root.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config libstdc++-12-dev
+  qt6-base-dev        # Qt 6 Core/Network: JSON, command line, local sockets
+  libclang-16-dev     # the pinned libclang (see README: why 16)
+  liblmdb-dev         # the symbol store
+  libtbb-dev          # the task arena
+  catch2              # tests (v2)
+  clang-format
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+echo "installing: ${missing[*]}" >&2
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+  --no-install-recommends "${missing[@]}" >/dev/null
