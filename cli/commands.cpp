@@ -18,6 +18,7 @@ const Command kCommands[] = {
     {"refs", "every reference to a symbol", runRefs},
     {"symbols", "the outline of a file", runSymbols},
     {"stats", "what the store holds", runStats},
+    {"dump", "everything in the store, canonically ordered (to diff stores)", runDump},
 };
 
 void printUsage(FILE* out) {

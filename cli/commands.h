@@ -12,6 +12,7 @@ int runDef(const QStringList& args);
 int runRefs(const QStringList& args);
 int runSymbols(const QStringList& args);
 int runStats(const QStringList& args);
+int runDump(const QStringList& args);
 
 /// Entry point of the `symdex` binary.
 int runCli(int argc, char** argv);

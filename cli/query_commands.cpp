@@ -5,6 +5,7 @@
 #include "indexer/compile_db.h"
 #include "store/encoding.h"
 #include "store/outline.h"
+#include "store/store_dump.h"
 #include "store/symbol_store.h"
 
 #include <QJsonArray>
@@ -12,6 +13,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <unordered_map>
 
@@ -293,6 +295,18 @@ int runSymbols(const QStringList& args) {
     else
         printOutline(outline, path, 0);
     return outline.empty() ? kExitNotFound : kExitOk;
+}
+
+int runDump(const QStringList& args) {
+    QCommandLineParser parser;
+    addStoreOption(parser);
+    if (!parseCommandLine(parser, args,
+                          "Print everything the store holds, in a canonical order (compare two "
+                          "stores with diff)."))
+        return kExitOk;
+    auto store = openForQueries(parser);
+    dumpStore(*store, std::cout, std::filesystem::current_path());
+    return kExitOk;
 }
 
 int runStats(const QStringList& args) {

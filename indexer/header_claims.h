@@ -1,6 +1,12 @@
-// The per-run claim table: a file reached by many TUs is extracted by exactly one of them, the
-// first to reach it, and by none if the store already holds its current contents. Claims are
-// keyed by path; the content hash decides whether the stored copy is current.
+// The per-run claim table: a file reached by many TUs is extracted by one of them, and by none
+// if the store already holds its current contents.
+//
+// Which one is decided by rank, not by timing: TUs are started in rank order, and a header
+// belongs to the lowest-ranked TU that includes it. A TU that reaches a header claimed by a
+// higher rank takes it over (the store keeps the lower rank's version: IndexedFile::priority).
+// So a run gives the same store whatever the thread count, and the owner is never a TU whose
+// libclang session skipped the header's function bodies: any TU that finished parsing them
+// before the owner started has a lower rank, and would own the header instead.
 #pragma once
 
 #include "indexer/file_stamps.h"
@@ -17,31 +23,40 @@ namespace symdex {
 class HeaderClaims : public FileClaimer {
 public:
     /// `storedHashes`: path -> content hash the store holds at the start of the run (read-only
-    /// during the run). With `force`, every file is extracted once whatever the store holds.
+    /// during the run). `tuCount`: ranks go from 0 to tuCount - 1. With `force`, every file is
+    /// extracted once whatever the store holds.
     HeaderClaims(FileStamps& stamps, const std::unordered_map<std::string, uint64_t>& storedHashes,
                  size_t tuCount, bool force);
 
-    /// Gives `path` to `tu` before any parse starts: a TU always extracts its own main file.
-    void preclaim(const std::string& path, size_t tu);
-    std::optional<FileStamp> claim(const std::string& path, size_t tu) override;
-    void release(size_t tu) override;
+    /// Gives `path` to the TU of rank `rank` for good: a TU always extracts its own main file.
+    void preclaim(const std::string& path, size_t rank);
+    std::optional<FileStamp> claim(const std::string& path, size_t rank) override;
+    void release(size_t rank) override;
+    /// Claims taken over from a higher rank so far (each one is a header extracted twice).
+    size_t takeovers() const;
 
 private:
     struct Claim {
         size_t owner = 0;
         bool extract = false; ///< false: the store already holds these contents
+        bool pinned = false;  ///< a main file: never taken over
         FileStamp stamp;
     };
-    static std::optional<FileStamp> answer(const Claim& claim, size_t tu) {
-        return claim.owner == tu && claim.extract ? std::optional(claim.stamp) : std::nullopt;
+    static std::optional<FileStamp> answer(const Claim& claim, size_t rank) {
+        return claim.owner == rank && claim.extract ? std::optional(claim.stamp) : std::nullopt;
+    }
+    static bool canTakeOver(const Claim& claim, size_t rank) {
+        return claim.extract && !claim.pinned && rank < claim.owner;
     }
 
     FileStamps& stamps_;
     const std::unordered_map<std::string, uint64_t>& storedHashes_;
     const bool force_;
     tbb::concurrent_hash_map<std::string, Claim> claims_;
-    /// Paths each TU claimed, for release(); entry i is touched only by the thread parsing TU i.
+    /// Paths each rank claimed, for release(); entry r is touched only by the thread parsing r.
     std::vector<std::vector<std::string>> claimedBy_;
+    /// Per rank, like claimedBy_: summed by takeovers() after the parses.
+    std::vector<size_t> takeoversBy_;
 };
 
 } // namespace symdex

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <thread>
+#include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -169,9 +170,12 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
         store_.apply(std::move(removals));
 
     // 3. Parse. Each TU's main file is its own; headers go to the first TU that reaches them.
-    HeaderClaims claims(stamps, before.hashes, n, options_.force);
-    for (size_t i : order)
-        claims.preclaim(db.commands[i].file, i);
+    // Ranks are places in `order`, the order TUs start in (see header_claims.h).
+    HeaderClaims claims(stamps, before.hashes, order.size(), options_.force);
+    for (size_t k = 0; k < order.size(); ++k)
+        claims.preclaim(db.commands[order[k]].file, k);
+    static std::atomic<uint64_t> runs{0};
+    const uint64_t generation = (uint64_t(getpid()) << 32) | ++runs;
     tusToParse_ = order.size();
     planning_ = false;
 
@@ -201,7 +205,8 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
                          (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
                         const size_t i = order[k];
                         IndexedTu tu =
-                            parseTranslationUnit(session, db.commands[i], i, claims, parseOptions);
+                            parseTranslationUnit(session, db.commands[i], k, claims, parseOptions);
+                        tu.generation = generation;
                         const size_t tuFiles = tu.files.size();
                         size_t tuSymbols = 0, tuRefs = 0;
                         for (const IndexedFile& file : tu.files) {
@@ -240,6 +245,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
         if (touchedPaths.insert(record.path).second)
             cleanup.touchFiles.push_back(record);
     summary.filesRemoved = cleanup.removeFiles.size();
+    summary.claimTakeovers = claims.takeovers();
     store_.apply(std::move(cleanup));
     store_.flush();
 

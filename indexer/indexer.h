@@ -58,8 +58,9 @@ struct IndexSummary {
     size_t tusRemoved = 0;    ///< left the compilation database
     size_t filesExtracted = 0;
     size_t filesRemoved = 0;
-    size_t symbols = 0;    ///< extracted this run
-    size_t references = 0; ///< extracted this run
+    size_t claimTakeovers = 0; ///< headers re-extracted by a lower-ranked TU (header_claims.h)
+    size_t symbols = 0;        ///< extracted this run
+    size_t references = 0;     ///< extracted this run
     unsigned threads = 0;
     double wallSeconds = 0, userSeconds = 0, sysSeconds = 0;
     CommitStats commits;

@@ -114,8 +114,8 @@ uint8_t templateFlags(CXIdxEntityCXXTemplateKind kind) {
 /// The state of one parse. libclang calls back on its parse thread; nothing here is shared.
 class TuExtractor {
 public:
-    TuExtractor(const CompileCommand& command, size_t tuIndex, FileClaimer& claimer)
-        : command_(command), tuIndex_(tuIndex), claimer_(claimer) {}
+    TuExtractor(const CompileCommand& command, size_t rank, FileClaimer& claimer)
+        : command_(command), rank_(rank), claimer_(claimer) {}
 
     struct FileState {
         std::string path;
@@ -141,12 +141,13 @@ public:
         if (!seenPaths_.contains(state.path)) {
             seenPaths_[state.path] = &state;
             includedFiles_.push_back(state.path);
-            if (std::optional<FileStamp> stamp = claimer_.claim(state.path, tuIndex_)) {
+            if (std::optional<FileStamp> stamp = claimer_.claim(state.path, rank_)) {
                 IndexedFile& out = extracted_.emplace_back();
                 out.file.path = state.path;
                 out.file.contentHash = stamp->contentHash;
                 out.file.mtimeNs = stamp->mtimeNs;
                 out.file.size = stamp->size;
+                out.priority = state.path == command_.file ? 0 : uint32_t(rank_ + 1);
                 state.out = &out;
             }
         } else {
@@ -384,7 +385,7 @@ private:
     }
 
     const CompileCommand& command_;
-    const size_t tuIndex_;
+    const size_t rank_;
     FileClaimer& claimer_;
     std::deque<FileState> states_;       // stable addresses: libclang holds them as client files
     std::deque<IndexedFile> extracted_;  // stable addresses: FileState::out points here
@@ -436,9 +437,9 @@ ParseSession::~ParseSession() {
     clang_disposeIndex(index_);
 }
 
-IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t tuIndex,
+IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t rank,
                                FileClaimer& claimer, const ParseOptions& options) {
-    TuExtractor extractor(command, tuIndex, claimer);
+    TuExtractor extractor(command, rank, claimer);
     std::vector<std::string> args;
     args.reserve(command.arguments.size() + 2);
     args.insert(args.end(), command.arguments.begin(), command.arguments.end());
@@ -476,7 +477,7 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     else if (rc != CXError_Success)
         status = TuStatus::Failed;
     if (status != TuStatus::Ok)
-        claimer.release(tuIndex);
+        claimer.release(rank);
     return extractor.finish(status, uint32_t(millis.count()));
 }
 

@@ -20,15 +20,16 @@ struct FileStamp {
     uint64_t size = 0;
 };
 
-/// Decides whether the parse of `tu` extracts `path`. Called from parse threads, concurrently.
+/// Decides whether the parse of the TU of rank `rank` (its place in the run's schedule)
+/// extracts `path`. Called from parse threads, concurrently.
 class FileClaimer {
 public:
     virtual ~FileClaimer() = default;
     /// The file's stamp when this TU must extract `path`; nullopt when another TU does, or when the
     /// store already holds these contents.
-    virtual std::optional<FileStamp> claim(const std::string& path, size_t tu) = 0;
-    /// Gives back the claims of a TU whose parse failed, so that a later TU can extract them.
-    virtual void release(size_t tu) = 0;
+    virtual std::optional<FileStamp> claim(const std::string& path, size_t rank) = 0;
+    /// Gives back the claims of a TU whose parse failed, so that another TU can extract them.
+    virtual void release(size_t rank) = 0;
 };
 
 /// libclang state shared by every parse of a run: one CXIndex and one indexing session

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 
 namespace symdex {
@@ -29,12 +30,14 @@ struct EncodedReference {
 
 struct EncodedFile {
     FileRecord record;
+    uint32_t priority = 0;
     std::vector<EncodedSymbol> symbols;
     std::vector<EncodedReference> references;
 };
 
 struct PendingTu {
     std::string mainFile;
+    uint64_t generation = 0;
     TuRecord record;
     std::vector<std::string> includedFiles;
     std::vector<EncodedFile> files;
@@ -82,6 +85,10 @@ public:
     bool stopping = false;                // Requires queueMu
     CommitStats commitStats;              // Requires queueMu
     std::thread writer;
+
+    /// Writer thread only: the priority of each file written in the current generation.
+    uint64_t currentGeneration = 0;
+    std::unordered_map<std::string, uint32_t> writtenPriority;
 
     void startWriter();
     void stopWriter();

@@ -42,11 +42,13 @@ std::string nameKey(std::string_view name) {
 PendingTu encodeTu(IndexedTu tu) {
     PendingTu pending;
     pending.mainFile = std::move(tu.mainFile);
+    pending.generation = tu.generation;
     pending.record = std::move(tu.record);
     pending.includedFiles = std::move(tu.includedFiles);
     pending.files.reserve(tu.files.size());
     for (IndexedFile& file : tu.files) {
         EncodedFile encoded;
+        encoded.priority = file.priority;
         encoded.record = std::move(file.file);
         encoded.record.symbolCount = uint32_t(file.symbols.size());
         encoded.record.referenceCount = uint32_t(file.references.size());
@@ -67,7 +69,7 @@ namespace {
 /// The edits of one write transaction.
 class WriteContext {
 public:
-    WriteContext(lmdb::Txn& txn, const SymbolStore::Impl& store) : txn_(txn), s_(store) {
+    WriteContext(lmdb::Txn& txn, SymbolStore::Impl& store) : txn_(txn), s_(store) {
         lmdb::Cursor cursor(txn_, s_.files);
         std::string_view key, value;
         nextFileId_ = cursor.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
@@ -75,7 +77,8 @@ public:
 
     void writeTu(const PendingTu& tu) {
         for (const EncodedFile& file : tu.files)
-            writeFile(file);
+            if (takes(tu.generation, file))
+                writeFile(file);
         TuRecord record = tu.record;
         record.fileIds.clear();
         record.fileIds.reserve(tu.includedFiles.size());
@@ -108,6 +111,23 @@ public:
     }
 
 private:
+    /// Whether `file` replaces what this generation already wrote for its path.
+    bool takes(uint64_t generation, const EncodedFile& file) {
+        if (generation == 0)
+            return true;
+        if (generation != s_.currentGeneration) {
+            s_.currentGeneration = generation;
+            s_.writtenPriority.clear();
+        }
+        auto [it, first] = s_.writtenPriority.try_emplace(file.record.path, file.priority);
+        if (first)
+            return true;
+        if (file.priority > it->second)
+            return false;
+        it->second = file.priority;
+        return true;
+    }
+
     uint32_t fileId(const std::string& path, bool create) {
         if (auto found = txn_.get(s_.paths, path))
             return uint32_t(readBigEndian(*found, 4));
@@ -198,7 +218,7 @@ private:
     }
 
     lmdb::Txn& txn_;
-    const SymbolStore::Impl& s_;
+    SymbolStore::Impl& s_;
     uint32_t nextFileId_ = 1;
 };
 

@@ -48,6 +48,10 @@ struct IndexedFile {
     FileRecord file; ///< path, contentHash, mtimeNs and size; the counts are filled by the store
     std::vector<Symbol> symbols;
     std::vector<Reference> references;
+    /// Within one generation, a file published twice keeps the version with the lower priority
+    /// number, whatever order the two arrive in (0: the main file of its TU; headers: 1 + the
+    /// claiming TU's rank). This makes a run's result independent of thread timing.
+    uint32_t priority = 0;
 };
 
 /// Everything one parse of a translation unit produced: the unit of publication.
@@ -56,6 +60,8 @@ struct IndexedTu {
     TuRecord record;                        ///< fileIds are filled by the store from includedFiles
     std::vector<std::string> includedFiles; ///< every file the parse read, main file first
     std::vector<IndexedFile> files; ///< the files this TU extracted (main file + claimed headers)
+    /// The indexing run this TU belongs to (see IndexedFile::priority); 0: no run, always written.
+    uint64_t generation = 0;
 };
 
 /// Removals and bookkeeping that are not a parse result.

@@ -125,8 +125,9 @@ TEST_CASE("golden: the fixture tree indexes to exactly the expected symbols", "[
     CHECK(summary.tusWithErrors == 1);
     CHECK(summary.tusFailed == 0);
     CHECK(summary.tusCrashed == 0);
-    // Four main files and the shared header, extracted once although four TUs include it.
-    CHECK(summary.filesExtracted == 5);
+    // Four main files and the shared header, extracted once although four TUs include it (twice
+    // when a lower-ranked TU took it over from a faster one; stored once either way).
+    CHECK(summary.filesExtracted == 5 + summary.claimTakeovers);
 
     const std::string golden = std::string(SYMDEX_FIXTURES_DIR) + "/golden.expected";
     const std::string actual = tree.dump();
@@ -279,7 +280,7 @@ TEST_CASE("incremental: only what changed is re-parsed, and changes are visible"
         test::writeFile(header, "// one more line\n" + test::readFile(header));
         IndexSummary again = tree.index();
         CHECK(again.tusParsed == 4);
-        CHECK(again.filesExtracted == 5);
+        CHECK(again.filesExtracted == 5 + again.claimTakeovers);
         CHECK(tree.where(tree.store->occurrences(tree.usr("geo::Circle"))) ==
               std::vector<std::string>{"include/shapes.h:27:7"});
         CHECK(tree.where(tree.store->references(tree.usr("geo::Shape")))[1] ==
@@ -345,12 +346,20 @@ TEST_CASE("claims: each file goes to one TU, unless the store has it", "[index][
     HeaderClaims claims(stamps, stored, 3, /*force=*/false);
     CHECK(claims.claim(a, 0));       // first comer extracts
     CHECK(claims.claim(a, 0));       // and keeps it
-    CHECK_FALSE(claims.claim(a, 1)); // the others skip it
+    CHECK_FALSE(claims.claim(a, 1)); // higher ranks skip it
     CHECK_FALSE(claims.claim(b, 1)); // the store already holds these contents
     CHECK_FALSE(claims.claim(dir / "missing.h", 1));
-    claims.release(0); // TU 0 failed: a later TU may extract a.h
+    claims.release(0); // TU 0 failed: another TU may extract a.h
     CHECK(claims.claim(a, 2));
-    CHECK_FALSE(claims.claim(a, 1));
+    CHECK(claims.takeovers() == 0);
+    CHECK(claims.claim(a, 1)); // a lower rank takes it over, whatever the timing
+    CHECK_FALSE(claims.claim(a, 2));
+    CHECK(claims.takeovers() == 1);
+    const std::string main = dir / "main.cc";
+    test::writeFile(main, "int m;\n");
+    claims.preclaim(main, 2); // a main file stays with its own TU
+    CHECK_FALSE(claims.claim(main, 0));
+    CHECK(claims.claim(main, 2));
 
     HeaderClaims forced(stamps, stored, 1, /*force=*/true);
     CHECK(forced.claim(b, 0));
@@ -388,4 +397,41 @@ TEST_CASE("libclang's builtin headers and the C++ standard library resolve", "[i
         for (const ReferenceHit& ref : store->references(usr))
             usedHere |= ref.path == dir / "std.cpp" && ref.reference.location.line == 5;
     CHECK(usedHere);
+}
+
+TEST_CASE("a header seen differently by two TUs is extracted from the same one at any thread count",
+          "[index][claims]") {
+    // ctx.h declares onlyInA() or onlyInB() depending on a macro. a.cpp is larger, so it is
+    // scheduled first (rank 0) and owns ctx.h; but it reaches the #include late, after thousands
+    // of lines, so with two threads b.cpp usually reaches ctx.h first. The store must still hold
+    // a.cpp's view, as a single-threaded run does.
+    TempDir dir;
+    test::writeFile(dir / "ctx.h", "#pragma once\n#ifdef FLAVOR_A\nint onlyInA();\n#else\n"
+                                   "int onlyInB();\n#endif\n");
+    std::string a = "#define FLAVOR_A\n";
+    for (int i = 0; i < 4000; ++i)
+        a += "template <typename T> T filler" + std::to_string(i) + "(T t) { return t + " +
+             std::to_string(i) + "; }\n";
+    a += "#include \"ctx.h\"\nint a() { return onlyInA(); }\n";
+    test::writeFile(dir / "a.cpp", a);
+    test::writeFile(dir / "b.cpp", "#include \"ctx.h\"\nint b() { return onlyInB(); }\n");
+    test::writeCompileDb(dir.path(), {"b.cpp", "a.cpp"}, {"-std=c++17"});
+    std::string error;
+    auto db = loadCompileDatabase(dir.path().string(), &error);
+    REQUIRE(db);
+    size_t takeovers = 0;
+    for (int round = 0; round < 6; ++round) {
+        const unsigned threads = round == 0 ? 1 : 2;
+        StoreOptions options;
+        options.directory = dir.path() / ("store" + std::to_string(round));
+        auto store = SymbolStore::open(options);
+        IndexOptions indexOptions;
+        indexOptions.threads = threads;
+        takeovers += Indexer(*store, indexOptions).run(*db).claimTakeovers;
+        auto symbols = store->fileSymbols(dir / "ctx.h");
+        REQUIRE(symbols);
+        REQUIRE(symbols->size() == 1);
+        CHECK((*symbols)[0].name == "onlyInA");
+    }
+    WARN("ctx.h was taken over from b.cpp in " << takeovers << " of 5 two-thread runs");
 }

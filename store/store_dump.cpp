@@ -1,0 +1,48 @@
+#include "store/store_dump.h"
+
+#include <algorithm>
+#include <map>
+
+namespace symdex {
+
+void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesystem::path& root) {
+    auto shown = [&](const std::string& path) {
+        if (root.empty())
+            return path;
+        std::filesystem::path rel = std::filesystem::path(path).lexically_relative(root);
+        return rel.empty() || rel.native().starts_with("..") ? path : rel.string();
+    };
+    std::map<std::string, FileRecord> files; // by path: ids depend on commit order
+    store.forEachFile([&](uint32_t, const FileRecord& f) { files.emplace(f.path, f); });
+    std::map<uint64_t, std::string> names;
+    std::map<std::string, std::vector<Symbol>> symbols;
+    for (const auto& [path, record] : files) {
+        std::vector<Symbol> fileSymbols = store.fileSymbols(path).value_or(std::vector<Symbol>{});
+        for (const Symbol& s : fileSymbols)
+            names.emplace(s.usrHash(), s.qualifiedName);
+        symbols.emplace(path, std::move(fileSymbols));
+    }
+    for (const auto& [path, record] : files) {
+        out << "file " << shown(path) << " hash " << std::hex << record.contentHash << std::dec
+            << " symbols " << record.symbolCount << " references " << record.referenceCount << "\n";
+        for (const Symbol& s : symbols[path])
+            out << shown(path) << ":" << s.location.line << ":" << s.location.column << ": "
+                << kindDisplayName(s.kind, s.flags) << " " << s.qualifiedName
+                << (s.isDefinition() ? " [definition]" : "") << " extent " << s.extent.begin.line
+                << ":" << s.extent.begin.column << "-" << s.extent.end.line << ":"
+                << s.extent.end.column << " " << s.usr << "\n";
+        for (const Reference& r : store.fileReferences(path).value_or(std::vector<Reference>{})) {
+            auto name = names.find(r.usrHash);
+            out << shown(path) << ":" << r.location.line << ":" << r.location.column << ": "
+                << roleName(r.roles) << " -> " << (name == names.end() ? "?" : name->second)
+                << "\n";
+        }
+    }
+    std::map<std::string, TuRecord> tus;
+    store.forEachTu([&](const std::string& path, const TuRecord& tu) { tus.emplace(path, tu); });
+    for (const auto& [path, tu] : tus)
+        out << "tu " << shown(path) << " " << tuStatusName(tu.status) << " errors " << tu.errorCount
+            << " warnings " << tu.warningCount << " files " << tu.fileIds.size() << "\n";
+}
+
+} // namespace symdex
