@@ -101,6 +101,10 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
     std::printf("  extracted: %s files, %s symbols, %s references\n",
                 withThousands(s.filesExtracted).c_str(), withThousands(s.symbols).c_str(),
                 withThousands(s.references).c_str());
+    if (s.claimTakeovers)
+        std::printf("  (%zu of those files were headers extracted twice: an earlier-scheduled TU "
+                    "took them over, see README)\n",
+                    s.claimTakeovers);
     std::printf("  TUs with errors: %zu, failed: %zu, crashed: %zu", s.tusWithErrors, s.tusFailed,
                 s.tusCrashed);
     if (s.tusRemoved || s.filesRemoved)
@@ -142,7 +146,7 @@ int runIndex(const QStringList& args) {
         QCommandLineOption("threads", "Parsing threads (default: all hardware threads).", "N"));
     parser.addOption(QCommandLineOption("force", "Re-parse every TU, even those up to date."));
     parser.addOption(QCommandLineOption(
-        "session", "libclang body-skipping session: shared (default), per-thread or none.",
+        "session", "libclang body-skipping session: per-thread (default), shared or none.",
         "MODE"));
     parser.addOption(
         QCommandLineOption("no-macros", "Do not index macro definitions and expansions."));
@@ -176,14 +180,14 @@ int runIndex(const QStringList& args) {
         options.threads = unsigned(threads);
     }
     const QString session = parser.value("session");
-    if (session.isEmpty() || session == "shared")
-        options.session = SessionMode::Shared;
-    else if (session == "per-thread")
+    if (session.isEmpty() || session == "per-thread")
         options.session = SessionMode::PerThread;
+    else if (session == "shared")
+        options.session = SessionMode::Shared;
     else if (session == "none")
         options.session = SessionMode::None;
     else
-        throw UsageError{"--session must be shared, per-thread or none"};
+        throw UsageError{"--session must be per-thread, shared or none"};
     options.force = parser.isSet("force");
     options.indexMacros = !parser.isSet("no-macros");
 

@@ -15,17 +15,19 @@
 
 namespace symdex {
 
-/// How libclang's skip-parsed-bodies session is shared (see docs/ and the README's measurements).
+/// How libclang's skip-parsed-bodies session (CXIndexOpt_SkipParsedBodiesInSession) is shared.
+/// Both skipping modes give the same store; on LevelDB per-thread measured about 10% less CPU
+/// than shared at 2 threads (README, "Choosing the extraction API"), hence the default.
 enum class SessionMode {
-    Shared,    ///< one session for all threads: each header body is parsed once per run
-    PerThread, ///< one session per thread: once per thread
+    PerThread, ///< one session per thread: a header's bodies are parsed once per thread
+    Shared,    ///< one session for all threads: once per run
     None,      ///< no body skipping
 };
 
 struct IndexOptions {
     /// Worker threads parsing TUs; 0 means all hardware threads.
     unsigned threads = 0;
-    SessionMode session = SessionMode::Shared;
+    SessionMode session = SessionMode::PerThread;
     /// Extract macro definitions and expansions.
     bool indexMacros = true;
     /// Re-parse every TU even when the store says it is up to date.

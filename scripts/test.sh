@@ -12,9 +12,16 @@ section "build and test (RelWithDebInfo)"
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 (cd "$root/build" && ctest -j"$jobs" --output-on-failure)
 
-for sanitizer in thread address; do
-  section "build and test under the ${sanitizer} sanitizer"
-  BUILD_TYPE=Debug BUILD_DIR="$root/build-$sanitizer" "$root/scripts/build.sh" \
-    -DSYMDEX_SANITIZE="$sanitizer" -DSYMDEX_TESTS_ONLY=ON
-  (cd "$root/build-$sanitizer" && ctest -j"$jobs" --output-on-failure)
-done
+section "ThreadSanitizer: store and indexer tests, against a TSan-instrumented libtbb"
+tbb_libdir=$("$root/scripts/tsan-tbb.sh" | tail -n1)
+BUILD_TYPE=Debug BUILD_DIR="$root/build-thread" "$root/scripts/build.sh" \
+  -DSYMDEX_SANITIZE=thread -DSYMDEX_TESTS_ONLY=ON -DSYMDEX_TSAN_TBB_LIBDIR="$tbb_libdir"
+# The whole point of that libtbb: make sure the tests really load it.
+ldd "$root/build-thread/tests/index_test" | grep -q "$tbb_libdir/libtbb.so.12" ||
+  { echo "test.sh: the TSan tests do not load $tbb_libdir/libtbb.so.12" >&2; exit 1; }
+(cd "$root/build-thread" && ctest -j"$jobs" --output-on-failure)
+
+section "AddressSanitizer + UndefinedBehaviorSanitizer: store and indexer tests"
+BUILD_TYPE=Debug BUILD_DIR="$root/build-address" "$root/scripts/build.sh" \
+  -DSYMDEX_SANITIZE=address -DSYMDEX_TESTS_ONLY=ON
+(cd "$root/build-address" && ctest -j"$jobs" --output-on-failure)

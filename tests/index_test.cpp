@@ -37,7 +37,7 @@ struct GoldenTree {
         store = SymbolStore::open(options);
     }
 
-    IndexSummary index(unsigned threads = 2, SessionMode session = SessionMode::Shared) {
+    IndexSummary index(unsigned threads = 2, SessionMode session = SessionMode::PerThread) {
         std::string error;
         auto db = loadCompileDatabase(dir.path().string(), &error);
         REQUIRE(db);
