@@ -101,6 +101,11 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
     std::printf("  extracted: %s files, %s symbols, %s references\n",
                 withThousands(s.filesExtracted).c_str(), withThousands(s.symbols).c_str(),
                 withThousands(s.references).c_str());
+    if (s.filesWithSkippedBodies)
+        std::printf("  warning: %zu extracted files had function bodies skipped by a shared "
+                    "libclang session; their in-body references are missing (use --session "
+                    "per-thread)\n",
+                    s.filesWithSkippedBodies);
     if (s.claimTakeovers)
         std::printf("  (%zu of those files were headers extracted twice: an earlier-scheduled TU "
                     "took them over, see README)\n",
@@ -145,9 +150,11 @@ int runIndex(const QStringList& args) {
     parser.addOption(
         QCommandLineOption("threads", "Parsing threads (default: all hardware threads).", "N"));
     parser.addOption(QCommandLineOption("force", "Re-parse every TU, even those up to date."));
-    parser.addOption(QCommandLineOption(
-        "session", "libclang body-skipping session: per-thread (default), shared or none.",
-        "MODE"));
+    parser.addOption(
+        QCommandLineOption("session",
+                           "libclang body-skipping session: per-thread (default), none, or shared "
+                           "(for experiments: its results can depend on timing).",
+                           "MODE"));
     parser.addOption(
         QCommandLineOption("no-macros", "Do not index macro definitions and expansions."));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));

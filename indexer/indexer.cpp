@@ -87,6 +87,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     for (unsigned i = 0; i < threads_; ++i) {
         slots_[i].tusDone = 0;
         slots_[i].files = 0;
+        slots_[i].filesWithSkippedBodies = 0;
         slots_[i].symbols = 0;
         slots_[i].references = 0;
     }
@@ -209,14 +210,18 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
                         tu.generation = generation;
                         const size_t tuFiles = tu.files.size();
                         size_t tuSymbols = 0, tuRefs = 0;
+                        size_t tuSkipped = 0;
                         for (const IndexedFile& file : tu.files) {
                             tuSymbols += file.symbols.size();
                             tuRefs += file.references.size();
+                            tuSkipped += file.bodiesSkipped;
                         }
                         included[i] = tu.includedFiles;
                         results[i] = tu.record;
                         store_.publish(std::move(tu));
                         counters.files.fetch_add(tuFiles, std::memory_order_relaxed);
+                        counters.filesWithSkippedBodies.fetch_add(tuSkipped,
+                                                                  std::memory_order_relaxed);
                         counters.symbols.fetch_add(tuSymbols, std::memory_order_relaxed);
                         counters.references.fetch_add(tuRefs, std::memory_order_relaxed);
                         counters.tusDone.fetch_add(1, std::memory_order_relaxed);
@@ -251,6 +256,8 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
 
     for (unsigned t = 0; t < threads_; ++t) {
         summary.filesExtracted += slots_[t].files.load(std::memory_order_relaxed);
+        summary.filesWithSkippedBodies +=
+            slots_[t].filesWithSkippedBodies.load(std::memory_order_relaxed);
         summary.symbols += slots_[t].symbols.load(std::memory_order_relaxed);
         summary.references += slots_[t].references.load(std::memory_order_relaxed);
     }

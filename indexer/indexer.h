@@ -16,11 +16,14 @@
 namespace symdex {
 
 /// How libclang's skip-parsed-bodies session (CXIndexOpt_SkipParsedBodiesInSession) is shared.
-/// Both skipping modes give the same store; on LevelDB per-thread measured about 10% less CPU
-/// than shared at 2 threads (README, "Choosing the extraction API"), hence the default.
+/// PerThread is the default: on LevelDB it used about 10% less CPU than Shared at 2 threads
+/// (README, "Choosing the extraction API"), and only it keeps a run's result independent of
+/// timing. A shared session is snapshotted when libclang starts a TU's frontend action, a moment
+/// the scheduler cannot order: a header's owner may then find its bodies already parsed by a
+/// higher-ranked TU and skip them (counted in IndexSummary::filesWithSkippedBodies).
 enum class SessionMode {
     PerThread, ///< one session per thread: a header's bodies are parsed once per thread
-    Shared,    ///< one session for all threads: once per run
+    Shared,    ///< one session for all threads: once per run; results may depend on timing
     None,      ///< no body skipping
 };
 
@@ -60,6 +63,7 @@ struct IndexSummary {
     size_t tusRemoved = 0;    ///< left the compilation database
     size_t filesExtracted = 0;
     size_t filesRemoved = 0;
+    size_t filesWithSkippedBodies = 0; ///< extracted with some bodies skipped (shared session)
     size_t claimTakeovers = 0; ///< headers re-extracted by a lower-ranked TU (header_claims.h)
     size_t symbols = 0;        ///< extracted this run
     size_t references = 0;     ///< extracted this run
@@ -86,6 +90,7 @@ public:
     struct alignas(64) SlotCounters {
         std::atomic<size_t> tusDone{0};
         std::atomic<size_t> files{0};
+        std::atomic<size_t> filesWithSkippedBodies{0};
         std::atomic<size_t> symbols{0};
         std::atomic<size_t> references{0};
     };

@@ -225,6 +225,11 @@ public:
         symbol.flags = templateFlags(entity->templateKind) | (info->isDefinition ? kDefinition : 0);
         symbol.location = pos;
         symbol.extent = extentOf(info->cursor, state, pos);
+        // libclang always skips system header bodies when skipping; elsewhere it means another
+        // parse in this session had them, and this file's in-body references are missing.
+        if ((info->flags & CXIdxDeclFlag_Skipped) && !state->out->bodiesSkipped &&
+            !clang_Location_isInSystemHeader(clang_indexLoc_getCXSourceLocation(info->loc)))
+            state->out->bodiesSkipped = true;
     }
 
     void reference(const CXIdxEntityRefInfo* info) {

@@ -52,6 +52,9 @@ struct IndexedFile {
     /// number, whatever order the two arrive in (0: the main file of its TU; headers: 1 + the
     /// claiming TU's rank). This makes a run's result independent of thread timing.
     uint32_t priority = 0;
+    /// The parse skipped function bodies in this (non-system) file: its references inside those
+    /// bodies are missing. Never expected for an owner in per-thread or no-session mode; reported.
+    bool bodiesSkipped = false;
 };
 
 /// Everything one parse of a translation unit produced: the unit of publication.
