@@ -289,7 +289,10 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
             std::string at = jsonPath;
             if (size_t(index) < offsets.size()) {
                 TextPosition pos = positionOf(json, offsets[size_t(index)]);
-                at += ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column);
+                at += ':';
+                at += std::to_string(pos.line);
+                at += ':';
+                at += std::to_string(pos.column);
             }
             return at + ": entry " + std::to_string(index + 1);
         };
