@@ -15,16 +15,21 @@ as_root() {
 
 apt_get() { as_root env DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" "$@"; }
 
+# Install packages, refreshing the package lists once if the first attempt fails.
+install_pkgs() {
+    [ $# -eq 0 ] && return 0
+    note "installing $*"
+    apt_get install -y --no-install-recommends "$@" >&2 \
+        || { apt_get update >&2 && apt_get install -y --no-install-recommends "$@" >&2; }
+}
+
 # Install the Debian packages whose command is missing: args are "cmd:pkg".
 need_cmds() {
     local pair missing=()
     for pair in "$@"; do
         command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
     done
-    [ "${#missing[@]}" -eq 0 ] && return 0
-    note "installing ${missing[*]}"
-    apt_get install -y --no-install-recommends "${missing[@]}" >&2 \
-        || { apt_get update >&2 && apt_get install -y --no-install-recommends "${missing[@]}" >&2; }
+    install_pkgs "${missing[@]}"
 }
 
 # Install Debian packages (by package name) that are not installed yet.
@@ -33,10 +38,7 @@ need_pkgs() {
     for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
     done
-    [ "${#missing[@]}" -eq 0 ] && return 0
-    note "installing ${missing[*]}"
-    apt_get install -y --no-install-recommends "${missing[@]}" >&2 \
-        || { apt_get update >&2 && apt_get install -y --no-install-recommends "${missing[@]}" >&2; }
+    install_pkgs "${missing[@]}"
 }
 
 # Make sure apt knows deb-src entries. Returns 0 if it added one (so the caller
