@@ -174,8 +174,13 @@ int runIndex(const QStringList& args) {
     std::optional<CompileDatabase> db = loadCompileDatabase(location, &error);
     if (!db)
         throw UsageError{error};
-    for (const std::string& warning : db->warnings)
-        std::fprintf(stderr, "warning: %s\n", warning.c_str());
+    // A database listing a file many times (one test binary each) would bury the rest.
+    constexpr size_t kShownWarnings = 5;
+    for (size_t i = 0; i < db->warnings.size() && i < kShownWarnings; ++i)
+        std::fprintf(stderr, "warning: %s\n", db->warnings[i].c_str());
+    if (db->warnings.size() > kShownWarnings)
+        std::fprintf(stderr, "warning: ... and %zu more like these\n",
+                     db->warnings.size() - kShownWarnings);
 
     IndexOptions options;
     if (parser.isSet("threads")) {
