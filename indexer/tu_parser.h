@@ -32,10 +32,10 @@ public:
     virtual void release(size_t rank) = 0;
 };
 
-/// libclang state shared by every parse of a run: one CXIndex and one indexing session
-/// (CXIndexAction). With `skipParsedBodies` the session remembers which header function bodies
-/// were parsed and later parses skip them (CXIndexOpt_SkipParsedBodiesInSession; libclang guards
-/// that record with its own mutex, so one session serves all threads).
+/// libclang state shared by the parses of one thread (or, SessionMode::Shared, of all threads):
+/// one CXIndex and one indexing session (CXIndexAction). With `skipParsedBodies` the session
+/// remembers which header function bodies were parsed and later parses skip them
+/// (CXIndexOpt_SkipParsedBodiesInSession; libclang guards that record with its own mutex).
 class ParseSession {
 public:
     explicit ParseSession(bool skipParsedBodies);

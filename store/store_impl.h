@@ -49,6 +49,8 @@ using WriteOp = std::variant<PendingTu, StoreEdit>;
 std::string fileIdKey(uint32_t fileId);
 std::string rowKey(uint32_t fileId, uint32_t seq);
 std::string usrKey(uint64_t usrHash);
+/// ASCII lower case (names are compared case-insensitively byte by byte).
+std::string lowerAscii(std::string_view s);
 /// The names-index key of a name: ASCII lower case, capped below LMDB's 511-byte key limit.
 std::string nameKey(std::string_view name);
 

@@ -30,13 +30,17 @@ std::string usrKey(uint64_t usrHash) {
     return key;
 }
 
-std::string nameKey(std::string_view name) {
-    constexpr size_t kMaxNameKey = 400;
-    std::string key(name.substr(0, kMaxNameKey));
-    for (char& c : key)
+std::string lowerAscii(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
         if (c >= 'A' && c <= 'Z')
             c = char(c - 'A' + 'a');
-    return key;
+    return out;
+}
+
+std::string nameKey(std::string_view name) {
+    constexpr size_t kMaxNameKey = 400;
+    return lowerAscii(name.substr(0, kMaxNameKey));
 }
 
 PendingTu encodeTu(IndexedTu tu) {

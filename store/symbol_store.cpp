@@ -7,13 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <map>
-#include <set>
 #include <sys/file.h>
 #include <tuple>
 #include <unistd.h>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace symdex {
 
@@ -21,14 +18,6 @@ namespace {
 
 constexpr unsigned kMaxDbs = 8;
 constexpr unsigned kMaxReaders = 512;
-
-std::string lowerAscii(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = char(c - 'A' + 'a');
-    return out;
-}
 
 bool endsWithScope(std::string_view qualified, std::string_view tail) {
     if (qualified == tail)
