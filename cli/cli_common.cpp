@@ -40,6 +40,50 @@ std::filesystem::path storeDirectory(const QCommandLineParser& parser) {
     return cwd / ".symdex";
 }
 
+void addDatabaseOption(QCommandLineParser& parser) {
+    parser.addOption(QCommandLineOption("p",
+                                        "Build directory holding compile_commands.json, or the "
+                                        "file itself (default: ./, then ./build).",
+                                        "BUILD"));
+}
+
+CompileDatabase loadDatabase(const QCommandLineParser& parser) {
+    std::string location = parser.value("p").toStdString();
+    if (location.empty()) {
+        std::error_code ec;
+        location = std::filesystem::exists("compile_commands.json", ec) ? "." : "build";
+    }
+    std::string error;
+    std::optional<CompileDatabase> db = loadCompileDatabase(location, &error);
+    if (!db)
+        throw UsageError{error};
+    // A database listing a file many times (one test binary each) would bury the rest.
+    constexpr size_t kShownWarnings = 5;
+    for (size_t i = 0; i < db->warnings.size() && i < kShownWarnings; ++i)
+        std::fprintf(stderr, "warning: %s\n", db->warnings[i].c_str());
+    if (db->warnings.size() > kShownWarnings)
+        std::fprintf(stderr, "warning: ... and %zu more like these\n",
+                     db->warnings.size() - kShownWarnings);
+    return std::move(*db);
+}
+
+unsigned parseThreadCount(const QString& value) {
+    bool ok = false;
+    int threads = value.toInt(&ok);
+    if (!ok || threads < 1 || threads > 1024)
+        throw UsageError{"--threads needs a number from 1 to 1024, not '" + value.toStdString() +
+                         "'"};
+    return unsigned(threads);
+}
+
+LockMode parseLockModeOption(const QString& value) {
+    std::optional<LockMode> mode = parseLockMode(value.toStdString());
+    if (!mode)
+        throw UsageError{"--lock-mode must be per-file or global, not '" + value.toStdString() +
+                         "'"};
+    return *mode;
+}
+
 std::string displayPath(const std::string& path) {
     static const std::string cwd = std::filesystem::current_path().string() + "/";
     if (path.size() > cwd.size() && path.compare(0, cwd.size(), cwd) == 0)

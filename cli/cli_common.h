@@ -2,6 +2,9 @@
 // printing paths and JSON.
 #pragma once
 
+#include "indexer/compile_db.h"
+#include "store/symbol_store.h"
+
 #include <QCommandLineParser>
 #include <QJsonDocument>
 #include <QStringList>
@@ -39,6 +42,16 @@ bool parseCommandLine(QCommandLineParser& parser, const QStringList& args, const
 /// one of its parents, else `.symdex` in the current directory.
 std::filesystem::path storeDirectory(const QCommandLineParser& parser);
 void addStoreOption(QCommandLineParser& parser);
+
+/// -p BUILD: the compilation database.
+void addDatabaseOption(QCommandLineParser& parser);
+/// Loads the database -p names (default ./, then ./build), printing its first warnings to stderr.
+/// Throws UsageError when it cannot be read.
+CompileDatabase loadDatabase(const QCommandLineParser& parser);
+/// A --threads value, 1..1024.
+unsigned parseThreadCount(const QString& value);
+/// A --lock-mode value.
+LockMode parseLockModeOption(const QString& value);
 
 /// `path` relative to the current directory when it lies below it, else as is.
 std::string displayPath(const std::string& path);

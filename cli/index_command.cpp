@@ -107,8 +107,8 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
                     "per-thread)\n",
                     s.filesWithSkippedBodies);
     if (s.claimTakeovers)
-        std::printf("  (%zu of those files were headers extracted twice: an earlier-scheduled TU "
-                    "took them over, see README)\n",
+        std::printf("  (%zu headers were taken over by an earlier-scheduled TU and parsed twice, "
+                    "see README)\n",
                     s.claimTakeovers);
     std::printf("  TUs with errors: %zu, failed: %zu, crashed: %zu", s.tusWithErrors, s.tusFailed,
                 s.tusCrashed);
@@ -139,14 +139,42 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
     }
 }
 
+void printLockStats(const IndexSummary& s, LockMode mode) {
+    const double threadTime = s.parseWallSeconds * s.threads;
+    std::printf("\nlocks (--lock-mode %s): wall %.2f s; parse phase %.2f s x %u thread%s = "
+                "%.2f s thread-time\n",
+                std::string(lockModeName(mode)).c_str(), s.wallSeconds, s.parseWallSeconds,
+                s.threads, s.threads == 1 ? "" : "s", threadTime);
+    std::printf("  %-13s %14s %12s %9s %12s %10s %14s\n", "lock", "acquisitions", "contended",
+                "share", "wait (s)", "% wall", "% thread-time");
+    LockCounters total;
+    auto row = [&](const char* name, const LockCounters& c) {
+        std::printf("  %-13s %14s %12s %8.3f%% %12.4f %9.3f%% %13.3f%%\n", name,
+                    withThousands(c.acquisitions).c_str(), withThousands(c.contended).c_str(),
+                    100 * c.contendedShare(), c.waitNs / 1e9,
+                    s.wallSeconds > 0 ? 100 * c.waitNs / 1e9 / s.wallSeconds : 0,
+                    threadTime > 0 ? 100 * c.waitNs / 1e9 / threadTime : 0);
+    };
+    for (size_t i = 0; i < kLockClassCount; ++i) {
+        const LockCounters& c = s.locks.byClass[i];
+        row(std::string(lockClassName(LockClass(i))).c_str(), c);
+        total.acquisitions += c.acquisitions;
+        total.contended += c.contended;
+        total.waitNs += c.waitNs;
+    }
+    row("all", total);
+    std::printf("  commits: %s write transactions, %s TUs, %.2f s in the store-writer, "
+                "%s map growths\n",
+                withThousands(s.commits.commits).c_str(),
+                withThousands(s.commits.tusCommitted).c_str(), s.commits.commitSeconds,
+                withThousands(s.commits.mapGrowths).c_str());
+}
+
 } // namespace
 
 int runIndex(const QStringList& args) {
     QCommandLineParser parser;
-    parser.addOption(QCommandLineOption("p",
-                                        "Build directory holding compile_commands.json, or the "
-                                        "file itself (default: ./, then ./build).",
-                                        "BUILD"));
+    addDatabaseOption(parser);
     parser.addOption(
         QCommandLineOption("threads", "Parsing threads (default: all hardware threads).", "N"));
     parser.addOption(QCommandLineOption("force", "Re-parse every TU, even those up to date."));
@@ -157,6 +185,15 @@ int runIndex(const QStringList& args) {
                            "MODE"));
     parser.addOption(
         QCommandLineOption("no-macros", "Do not index macro definitions and expansions."));
+    parser.addOption(QCommandLineOption(
+        "lock-mode",
+        "per-file (default): striped per-file locks, queries never wait for indexing; global: "
+        "one store-wide lock held while extracting (KDevelop's DUChain), for comparison.",
+        "MODE"));
+    parser.addOption(QCommandLineOption(
+        "batch", "At most N files per LMDB write transaction (default 256).", "N"));
+    parser.addOption(
+        QCommandLineOption("stats", "Print lock telemetry and commit figures after the run."));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
     if (!parseCommandLine(parser, args,
@@ -165,32 +202,10 @@ int runIndex(const QStringList& args) {
     if (!parser.positionalArguments().isEmpty())
         throw UsageError{"index takes no positional arguments (use -p BUILD)"};
 
-    std::string location = parser.value("p").toStdString();
-    if (location.empty()) {
-        std::error_code ec;
-        location = std::filesystem::exists("compile_commands.json", ec) ? "." : "build";
-    }
-    std::string error;
-    std::optional<CompileDatabase> db = loadCompileDatabase(location, &error);
-    if (!db)
-        throw UsageError{error};
-    // A database listing a file many times (one test binary each) would bury the rest.
-    constexpr size_t kShownWarnings = 5;
-    for (size_t i = 0; i < db->warnings.size() && i < kShownWarnings; ++i)
-        std::fprintf(stderr, "warning: %s\n", db->warnings[i].c_str());
-    if (db->warnings.size() > kShownWarnings)
-        std::fprintf(stderr, "warning: ... and %zu more like these\n",
-                     db->warnings.size() - kShownWarnings);
-
+    const CompileDatabase db = loadDatabase(parser);
     IndexOptions options;
-    if (parser.isSet("threads")) {
-        bool ok = false;
-        int threads = parser.value("threads").toInt(&ok);
-        if (!ok || threads < 1 || threads > 1024)
-            throw UsageError{"--threads needs a number from 1 to 1024, not '" +
-                             parser.value("threads").toStdString() + "'"};
-        options.threads = unsigned(threads);
-    }
+    if (parser.isSet("threads"))
+        options.threads = parseThreadCount(parser.value("threads"));
     const QString session = parser.value("session");
     if (session.isEmpty() || session == "per-thread")
         options.session = SessionMode::PerThread;
@@ -205,14 +220,26 @@ int runIndex(const QStringList& args) {
 
     StoreOptions storeOptions;
     storeOptions.directory = storeDirectory(parser);
+    if (parser.isSet("lock-mode"))
+        storeOptions.lockMode = parseLockModeOption(parser.value("lock-mode"));
+    if (parser.isSet("batch")) {
+        bool ok = false;
+        int batch = parser.value("batch").toInt(&ok);
+        if (!ok || batch < 1 || batch > 1000000)
+            throw UsageError{"--batch needs a number from 1 to 1000000, not '" +
+                             parser.value("batch").toStdString() + "'"};
+        storeOptions.batchMaxFiles = size_t(batch);
+    }
     std::unique_ptr<SymbolStore> store = SymbolStore::open(storeOptions);
     Indexer indexer(*store, options);
     IndexSummary summary;
     {
         ProgressReporter progress(indexer, !parser.isSet("quiet"));
-        summary = indexer.run(*db);
+        summary = indexer.run(db);
     }
     printSummary(summary, *store);
+    if (parser.isSet("stats"))
+        printLockStats(summary, storeOptions.lockMode);
     return kExitOk;
 }
 

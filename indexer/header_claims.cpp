@@ -1,6 +1,8 @@
 #include "indexer/header_claims.h"
 
+#include <mutex>
 #include <numeric>
+#include <shared_mutex>
 
 namespace symdex {
 
@@ -12,43 +14,52 @@ HeaderClaims::HeaderClaims(FileStamps& stamps,
 
 void HeaderClaims::preclaim(const std::string& path, size_t rank) {
     std::optional<FileStamp> stamp = stamps_.hashed(path);
-    decltype(claims_)::accessor slot;
-    claims_.insert(slot, path);
-    slot->second = Claim{rank, true, true, stamp.value_or(FileStamp{})};
+    Stripe& stripe = stripeOf(path);
+    std::unique_lock lock(stripe.mu);
+    stripe.claims[path] =
+        Claim{std::make_shared<std::atomic<size_t>>(rank), true, true, stamp.value_or(FileStamp{})};
     claimedBy_[rank].push_back(path);
 }
 
-std::optional<FileStamp> HeaderClaims::claim(const std::string& path, size_t rank) {
+std::optional<FileClaim> HeaderClaims::claim(const std::string& path, size_t rank) {
+    Stripe& stripe = stripeOf(path);
     {
-        decltype(claims_)::const_accessor found;
-        if (claims_.find(found, path) && !canTakeOver(found->second, rank))
+        std::shared_lock lock(stripe.mu);
+        auto found = stripe.claims.find(path);
+        if (found != stripe.claims.end() && !canTakeOver(found->second, rank))
             return answer(found->second, rank);
     }
-    // Not claimed yet (or by a higher rank): read and hash the file before taking the slot's lock.
+    // Not claimed yet (or by a higher rank): read and hash the file before taking the write lock.
     std::optional<FileStamp> stamp = stamps_.hashed(path);
     if (!stamp)
         return std::nullopt; // unreadable (a virtual or vanished file): nothing to extract
     auto stored = storedHashes_.find(path);
     const bool current = !force_ && stored != storedHashes_.end() && stored->second != 0 &&
                          stored->second == stamp->contentHash;
-    decltype(claims_)::accessor slot;
-    if (claims_.insert(slot, path)) {
-        slot->second = Claim{rank, !current, false, *stamp};
+    auto owner = std::make_shared<std::atomic<size_t>>(rank); // allocated outside the lock
+    std::unique_lock lock(stripe.mu);
+    auto [slot, inserted] = stripe.claims.try_emplace(path);
+    Claim& claim = slot->second;
+    if (inserted) {
+        claim = Claim{std::move(owner), !current, false, *stamp};
         if (!current)
             claimedBy_[rank].push_back(path);
-    } else if (canTakeOver(slot->second, rank)) {
-        slot->second.owner = rank;
+    } else if (canTakeOver(claim, rank)) {
+        // The former owner reads this and stops extracting the file.
+        claim.owner->store(rank, std::memory_order_relaxed);
         claimedBy_[rank].push_back(path);
         ++takeoversBy_[rank];
     }
-    return answer(slot->second, rank);
+    return answer(claim, rank);
 }
 
 void HeaderClaims::release(size_t rank) {
     for (const std::string& path : claimedBy_[rank]) {
-        decltype(claims_)::accessor slot;
-        if (claims_.find(slot, path) && slot->second.owner == rank)
-            claims_.erase(slot);
+        Stripe& stripe = stripeOf(path);
+        std::unique_lock lock(stripe.mu);
+        auto found = stripe.claims.find(path);
+        if (found != stripe.claims.end() && found->second.ownerRank() == rank)
+            stripe.claims.erase(found);
     }
     claimedBy_[rank].clear();
 }

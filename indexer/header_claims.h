@@ -6,14 +6,18 @@
 // higher rank takes it over (the store keeps the lower rank's version: IndexedFile::priority).
 // So a run gives the same store whatever the thread count, and the owner is never a TU whose
 // libclang session skipped the header's function bodies: any TU that finished parsing them
-// before the owner started has a lower rank, and would own the header instead.
+// before the owner started has a lower rank, and would own the header instead. A claim is
+// exclusive at every moment: the TU that loses a header stops extracting it (FileClaim::owner).
+//
+// The table is striped by path like the store's overlay: a fixed number of reader-writer locks
+// (LockClass::ClaimTable in the lock telemetry), each over its own map.
 #pragma once
 
 #include "indexer/file_stamps.h"
 #include "indexer/tu_parser.h"
+#include "store/lock_telemetry.h"
 
-#include <tbb/concurrent_hash_map.h>
-
+#include <array>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,29 +34,43 @@ public:
 
     /// Gives `path` to the TU of rank `rank` for good: a TU always extracts its own main file.
     void preclaim(const std::string& path, size_t rank);
-    std::optional<FileStamp> claim(const std::string& path, size_t rank) override;
+    std::optional<FileClaim> claim(const std::string& path, size_t rank) override;
     void release(size_t rank) override;
     /// Claims taken over from a higher rank so far (each one is a header extracted twice).
     size_t takeovers() const;
 
 private:
     struct Claim {
-        size_t owner = 0;
+        /// Written under the stripe's write lock; read by the owning parse without a lock.
+        std::shared_ptr<std::atomic<size_t>> owner;
         bool extract = false; ///< false: the store already holds these contents
         bool pinned = false;  ///< a main file: never taken over
         FileStamp stamp;
+
+        size_t ownerRank() const { return owner->load(std::memory_order_relaxed); }
     };
-    static std::optional<FileStamp> answer(const Claim& claim, size_t rank) {
-        return claim.owner == rank && claim.extract ? std::optional(claim.stamp) : std::nullopt;
+    static std::optional<FileClaim> answer(const Claim& claim, size_t rank) {
+        if (claim.ownerRank() != rank || !claim.extract)
+            return std::nullopt;
+        return FileClaim{claim.stamp, claim.owner};
     }
     static bool canTakeOver(const Claim& claim, size_t rank) {
-        return claim.extract && !claim.pinned && rank < claim.owner;
+        return claim.extract && !claim.pinned && rank < claim.ownerRank();
+    }
+
+    static constexpr size_t kStripes = 64;
+    struct alignas(64) Stripe {
+        CountedSharedMutex mu{LockClass::ClaimTable};
+        std::unordered_map<std::string, Claim> claims; // Requires mu
+    };
+    Stripe& stripeOf(const std::string& path) {
+        return stripes_[std::hash<std::string>{}(path) % kStripes];
     }
 
     FileStamps& stamps_;
     const std::unordered_map<std::string, uint64_t>& storedHashes_;
     const bool force_;
-    tbb::concurrent_hash_map<std::string, Claim> claims_;
+    std::array<Stripe, kStripes> stripes_;
     /// Paths each rank claimed, for release(); entry r is touched only by the thread parsing r.
     std::vector<std::vector<std::string>> claimedBy_;
     /// Per rank, like claimedBy_: summed by takeovers() after the parses.

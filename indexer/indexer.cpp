@@ -84,6 +84,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     rusage usageStart;
     getrusage(RUSAGE_SELF, &usageStart);
     const CommitStats commitsStart = store_.commitStats();
+    const LockTelemetry locksStart = LockTelemetry::snapshot();
     for (unsigned i = 0; i < threads_; ++i) {
         slots_[i].tusDone = 0;
         slots_[i].files = 0;
@@ -189,10 +190,13 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     }
     ParseOptions parseOptions;
     parseOptions.indexMacros = options_.indexMacros;
+    if (store_.lockMode() == LockMode::Global)
+        parseOptions.extractionLock = &store_.globalLock();
 
     std::vector<std::vector<std::string>> included(n); // [tu]: written by the TU's parse only
     std::vector<TuRecord> results(n);                  // [tu]: written by the TU's parse only
     std::atomic<size_t> next{0};
+    const auto parseStart = std::chrono::steady_clock::now();
     if (!order.empty())
         arena.execute([&] {
             tbb::parallel_for(
@@ -229,6 +233,9 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
                 },
                 tbb::static_partitioner());
         });
+
+    summary.parseWallSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - parseStart).count();
 
     // 4. Forget files no TU reads any more, and record unchanged files' new stamps.
     std::unordered_set<std::string> live;
@@ -284,6 +291,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     summary.commits.tusCommitted = commitsEnd.tusCommitted - commitsStart.tusCommitted;
     summary.commits.mapGrowths = commitsEnd.mapGrowths - commitsStart.mapGrowths;
     summary.commits.commitSeconds = commitsEnd.commitSeconds - commitsStart.commitSeconds;
+    summary.locks = LockTelemetry::snapshot() - locksStart;
     return summary;
 }
 

@@ -69,7 +69,12 @@ struct IndexSummary {
     size_t references = 0;     ///< extracted this run
     unsigned threads = 0;
     double wallSeconds = 0, userSeconds = 0, sysSeconds = 0;
+    /// Wall time of the parse phase, when all `threads` were busy: threads x this is the
+    /// thread-time lock waits are a share of.
+    double parseWallSeconds = 0;
     CommitStats commits;
+    /// Lock acquisitions of the whole process during the run (other threads' queries included).
+    LockTelemetry locks;
     std::vector<TuFailure> failures; ///< TUs with errors, failed or crashed, in database order
 };
 

@@ -114,13 +114,40 @@ uint8_t templateFlags(CXIdxEntityCXXTemplateKind kind) {
 /// The state of one parse. libclang calls back on its parse thread; nothing here is shared.
 class TuExtractor {
 public:
-    TuExtractor(const CompileCommand& command, size_t rank, FileClaimer& claimer)
-        : command_(command), rank_(rank), claimer_(claimer) {}
+    TuExtractor(const CompileCommand& command, size_t rank, FileClaimer& claimer,
+                CountedSharedMutex* extractionLock)
+        : command_(command), rank_(rank), claimer_(claimer), extractionLock_(extractionLock) {}
+
+    /// --lock-mode global: the store-wide lock, held while extracting (KDevelop holds its DUChain
+    /// write lock while its builders record each declaration). Not held in per-file mode.
+    std::unique_lock<CountedSharedMutex> holdExtractionLock() {
+        return extractionLock_ ? std::unique_lock(*extractionLock_)
+                               : std::unique_lock<CountedSharedMutex>();
+    }
+
+    struct Extracted {
+        IndexedFile file;
+        std::shared_ptr<const std::atomic<size_t>> owner; ///< see FileClaim
+    };
 
     struct FileState {
         std::string path;
-        IndexedFile* out = nullptr; ///< null when another TU (or the store) has this file
+        Extracted* out = nullptr; ///< null when another TU (or the store) has this file
     };
+
+    /// Where the symbols of `state`'s file go; null if this TU does not extract it (any more).
+    IndexedFile* output(FileState* state) {
+        if (!state || !state->out)
+            return nullptr;
+        if (state->out->owner->load(std::memory_order_relaxed) != rank_) {
+            // Taken over by a lower rank: stop extracting it here.
+            state->out->file.symbols.clear();
+            state->out->file.references.clear();
+            state->out = nullptr;
+            return nullptr;
+        }
+        return &state->out->file;
+    }
 
     FileState* fileState(CXFile file) {
         if (!file)
@@ -141,14 +168,16 @@ public:
         if (!seenPaths_.contains(state.path)) {
             seenPaths_[state.path] = &state;
             includedFiles_.push_back(state.path);
-            if (std::optional<FileStamp> stamp = claimer_.claim(state.path, rank_)) {
-                IndexedFile& out = extracted_.emplace_back();
+            if (std::optional<FileClaim> claim = claimer_.claim(state.path, rank_)) {
+                Extracted& extracted = extracted_.emplace_back();
+                extracted.owner = std::move(claim->owner);
+                IndexedFile& out = extracted.file;
                 out.file.path = state.path;
-                out.file.contentHash = stamp->contentHash;
-                out.file.mtimeNs = stamp->mtimeNs;
-                out.file.size = stamp->size;
+                out.file.contentHash = claim->stamp.contentHash;
+                out.file.mtimeNs = claim->stamp.mtimeNs;
+                out.file.size = claim->stamp.size;
                 out.priority = state.path == command_.file ? 0 : uint32_t(rank_ + 1);
-                state.out = &out;
+                state.out = &extracted;
             }
         } else {
             // The same path reached through another file entry (a symlink, say): one owner.
@@ -214,9 +243,10 @@ public:
             return;
         Position pos;
         FileState* state = fileOf(info->loc, &pos);
-        if (!state || !state->out)
+        IndexedFile* out = output(state);
+        if (!out)
             return;
-        Symbol& symbol = state->out->symbols.emplace_back();
+        Symbol& symbol = out->symbols.emplace_back();
         symbol.usr = entity->USR;
         symbol.name = entity->name;
         symbol.qualifiedName =
@@ -227,9 +257,9 @@ public:
         symbol.extent = extentOf(info->cursor, state, pos);
         // libclang always skips system header bodies when skipping; elsewhere it means another
         // parse in this session had them, and this file's in-body references are missing.
-        if ((info->flags & CXIdxDeclFlag_Skipped) && !state->out->bodiesSkipped &&
+        if ((info->flags & CXIdxDeclFlag_Skipped) && !out->bodiesSkipped &&
             !clang_Location_isInSystemHeader(clang_indexLoc_getCXSourceLocation(info->loc)))
-            state->out->bodiesSkipped = true;
+            out->bodiesSkipped = true;
     }
 
     void reference(const CXIdxEntityRefInfo* info) {
@@ -238,9 +268,10 @@ public:
             return;
         Position pos;
         FileState* state = fileOf(info->loc, &pos);
-        if (!state || !state->out)
+        IndexedFile* out = output(state);
+        if (!out)
             return;
-        Reference& ref = state->out->references.emplace_back();
+        Reference& ref = out->references.emplace_back();
         ref.usrHash = hash64(entity->USR);
         ref.location = pos;
         ref.roles =
@@ -296,9 +327,11 @@ public:
             if (path != command_.file)
                 tu.includedFiles.push_back(std::move(path));
         if (status == TuStatus::Ok) {
-            for (IndexedFile& file : extracted_) {
-                sortAndMerge(file);
-                tu.files.push_back(std::move(file));
+            for (Extracted& extracted : extracted_) {
+                if (extracted.owner->load(std::memory_order_relaxed) != rank_)
+                    continue; // taken over during the parse
+                sortAndMerge(extracted.file);
+                tu.files.push_back(std::move(extracted.file));
             }
         }
         return tu;
@@ -358,9 +391,10 @@ private:
             return;
         Position pos;
         FileState* state = fileOf(clang_getCursorLocation(cursor), &pos);
-        if (!state || !state->out)
+        IndexedFile* out = output(state);
+        if (!out)
             return;
-        Symbol& symbol = state->out->symbols.emplace_back();
+        Symbol& symbol = out->symbols.emplace_back();
         symbol.name = String(clang_getCursorSpelling(cursor)).str();
         symbol.qualifiedName = symbol.name;
         symbol.usr = String(clang_getCursorUSR(cursor)).str();
@@ -369,13 +403,14 @@ private:
         symbol.location = pos;
         symbol.extent = extentOf(cursor, state, pos);
         if (symbol.usr.empty())
-            state->out->symbols.pop_back();
+            out->symbols.pop_back();
     }
 
     void macroExpansion(CXCursor cursor) {
         Position pos;
         FileState* state = fileOf(clang_getCursorLocation(cursor), &pos);
-        if (!state || !state->out)
+        IndexedFile* out = output(state);
+        if (!out)
             return;
         CXCursor definition = clang_getCursorReferenced(cursor);
         if (clang_Cursor_isNull(definition) || clang_Cursor_isMacroBuiltin(definition))
@@ -383,7 +418,7 @@ private:
         String usr(clang_getCursorUSR(definition));
         if (!*usr.c_str())
             return;
-        Reference& ref = state->out->references.emplace_back();
+        Reference& ref = out->references.emplace_back();
         ref.usrHash = hash64(usr.c_str());
         ref.location = pos;
         ref.roles = kRoleReference;
@@ -392,8 +427,9 @@ private:
     const CompileCommand& command_;
     const size_t rank_;
     FileClaimer& claimer_;
+    CountedSharedMutex* extractionLock_;
     std::deque<FileState> states_;       // stable addresses: libclang holds them as client files
-    std::deque<IndexedFile> extracted_;  // stable addresses: FileState::out points here
+    std::deque<Extracted> extracted_;    // stable addresses: FileState::out points here
     std::deque<std::string> scopeNames_; // stable addresses: libclang holds them as containers
     std::unordered_map<CXFileUniqueID, FileState*, FileIdHash, FileIdEqual> byId_;
     std::unordered_map<std::string, FileState*> seenPaths_;
@@ -414,10 +450,14 @@ IndexerCallbacks callbacks() {
         return static_cast<TuExtractor*>(data)->fileState(info->file);
     };
     cb.indexDeclaration = [](CXClientData data, const CXIdxDeclInfo* info) {
-        static_cast<TuExtractor*>(data)->declaration(info);
+        auto* extractor = static_cast<TuExtractor*>(data);
+        auto lock = extractor->holdExtractionLock();
+        extractor->declaration(info);
     };
     cb.indexEntityReference = [](CXClientData data, const CXIdxEntityRefInfo* info) {
-        static_cast<TuExtractor*>(data)->reference(info);
+        auto* extractor = static_cast<TuExtractor*>(data);
+        auto lock = extractor->holdExtractionLock();
+        extractor->reference(info);
     };
     return cb;
 }
@@ -444,7 +484,7 @@ ParseSession::~ParseSession() {
 
 IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t rank,
                                FileClaimer& claimer, const ParseOptions& options) {
-    TuExtractor extractor(command, rank, claimer);
+    TuExtractor extractor(command, rank, claimer, options.extractionLock);
     std::vector<std::string> args;
     args.reserve(command.arguments.size() + 2);
     args.insert(args.end(), command.arguments.begin(), command.arguments.end());
@@ -469,8 +509,10 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     int rc = clang_indexSourceFileFullArgv(
         session.action(), &extractor, &cb, sizeof cb, indexOptions, command.file.c_str(),
         argv.data(), int(argv.size()), nullptr, 0, options.indexMacros ? &tu : nullptr, tuOptions);
-    if (rc == CXError_Success && tu)
+    if (rc == CXError_Success && tu) {
+        auto lock = extractor.holdExtractionLock();
         extractor.macros(tu);
+    }
     if (tu)
         clang_disposeTranslationUnit(tu);
     const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -483,6 +525,7 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
         status = TuStatus::Failed;
     if (status != TuStatus::Ok)
         claimer.release(rank);
+    auto lock = extractor.holdExtractionLock();
     return extractor.finish(status, uint32_t(millis.count()));
 }
 

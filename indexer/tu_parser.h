@@ -8,6 +8,8 @@
 
 #include <clang-c/Index.h>
 
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -20,14 +22,22 @@ struct FileStamp {
     uint64_t size = 0;
 };
 
+/// A TU's claim on a file: it extracts the file for as long as `owner` holds its rank. A claim is
+/// exclusive at every moment: when a lower rank takes the file over, the former owner sees it at
+/// its next callback for the file, drops what it extracted and never publishes it.
+struct FileClaim {
+    FileStamp stamp;
+    std::shared_ptr<const std::atomic<size_t>> owner;
+};
+
 /// Decides whether the parse of the TU of rank `rank` (its place in the run's schedule)
 /// extracts `path`. Called from parse threads, concurrently.
 class FileClaimer {
 public:
     virtual ~FileClaimer() = default;
-    /// The file's stamp when this TU must extract `path`; nullopt when another TU does, or when the
-    /// store already holds these contents.
-    virtual std::optional<FileStamp> claim(const std::string& path, size_t rank) = 0;
+    /// A claim when this TU must extract `path`; nullopt when another TU does, or when the store
+    /// already holds these contents.
+    virtual std::optional<FileClaim> claim(const std::string& path, size_t rank) = 0;
     /// Gives back the claims of a TU whose parse failed, so that another TU can extract them.
     virtual void release(size_t rank) = 0;
 };
@@ -56,6 +66,8 @@ struct ParseOptions {
     /// Also extract macro definitions and expansions (needs libclang's detailed preprocessing
     /// record).
     bool indexMacros = true;
+    /// LockMode::Global: the store-wide lock, held exclusively while symbols are extracted.
+    CountedSharedMutex* extractionLock = nullptr;
 };
 
 /// Parses `command` (TU number `tuIndex` of the run) and returns what it extracted. Never throws

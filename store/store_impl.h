@@ -3,6 +3,8 @@
 #pragma once
 
 #include "store/lmdb.h"
+#include "store/lock_telemetry.h"
+#include "store/overlay.h"
 #include "store/symbol_store.h"
 
 #include <condition_variable>
@@ -28,11 +30,27 @@ struct EncodedReference {
     uint64_t usrHash;
 };
 
+/// A file's contents as published: the rows the writer copies into LMDB, and the sorted indexes
+/// queries use while the file is staged in the overlay. Immutable once built.
 struct EncodedFile {
     FileRecord record;
     uint32_t priority = 0;
     std::vector<EncodedSymbol> symbols;
     std::vector<EncodedReference> references;
+    std::vector<uint32_t> symbolsByName;                     ///< seqs sorted by nameKey
+    std::vector<std::pair<uint64_t, uint32_t>> symbolsByUsr; ///< (usrHash, seq), sorted
+    std::vector<std::pair<uint64_t, uint32_t>> refsByUsr;    ///< (usrHash, seq), sorted
+
+    /// Seqs of the symbols whose nameKey is `key`.
+    std::pair<const uint32_t*, const uint32_t*> symbolsNamed(std::string_view key) const;
+    /// Seqs of the symbols or references of a USR.
+    static std::vector<uint32_t> withUsr(const std::vector<std::pair<uint64_t, uint32_t>>& index,
+                                         uint64_t usrHash);
+};
+
+struct PendingFile {
+    std::shared_ptr<const EncodedFile> file; ///< shared with the overlay
+    uint64_t version = 0;                    ///< the overlay's version of this staging
 };
 
 struct PendingTu {
@@ -40,7 +58,7 @@ struct PendingTu {
     uint64_t generation = 0;
     TuRecord record;
     std::vector<std::string> includedFiles;
-    std::vector<EncodedFile> files;
+    std::vector<PendingFile> files;
 };
 
 using WriteOp = std::variant<PendingTu, StoreEdit>;
@@ -68,6 +86,12 @@ public:
     /// mdb_env_set_mapsize requires that no transaction of this process is active.
     mutable std::shared_mutex mapResizeMu;
 
+    /// Files published and not yet committed (per-file striped locks).
+    Overlay overlay;
+    /// --lock-mode global: held exclusively while a TU is extracted and published, shared by
+    /// every query. Unused in per-file mode.
+    mutable CountedSharedMutex globalMu{LockClass::GlobalLock};
+
     /// A read transaction that keeps the map from being resized under it.
     struct ReadTxn {
         std::shared_lock<std::shared_mutex> guard;
@@ -79,7 +103,7 @@ public:
     std::mutex queueMu;
     std::condition_variable queueChanged; ///< signalled on push, pop, commit and stop
     std::deque<WriteOp> queue;            // Requires queueMu
-    size_t queuedTus = 0;                 // Requires queueMu
+    size_t queuedFiles = 0;               // Requires queueMu
     uint64_t opsPushed = 0;               // Requires queueMu
     uint64_t opsCommitted = 0;            // Requires queueMu
     std::exception_ptr writeError;        // Requires queueMu
@@ -88,10 +112,6 @@ public:
     CommitStats commitStats;              // Requires queueMu
     std::thread writer;
 
-    /// Writer thread only: the priority of each file written in the current generation.
-    uint64_t currentGeneration = 0;
-    std::unordered_map<std::string, uint32_t> writtenPriority;
-
     void startWriter();
     void stopWriter();
     void push(WriteOp op);
@@ -99,11 +119,13 @@ public:
 
 private:
     void writerLoop();
-    void commitBatch(std::vector<WriteOp>& batch);
-    void applyBatch(lmdb::Txn& txn, std::vector<WriteOp>& batch);
+    /// Writes and commits one batch; returns the staged versions it committed.
+    std::vector<std::pair<std::string, uint64_t>> commitBatch(std::vector<WriteOp>& batch);
 };
 
-/// Encodes a publication outside any lock.
+/// Encodes and indexes a publication outside any lock (versions are not set yet).
 PendingTu encodeTu(IndexedTu tu);
+/// Files a WriteOp carries, for batch sizes.
+size_t fileCount(const WriteOp& op);
 
 } // namespace symdex

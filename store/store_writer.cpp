@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <pthread.h>
+#include <tuple>
 
 namespace symdex {
 
@@ -43,6 +44,61 @@ std::string nameKey(std::string_view name) {
     return lowerAscii(name.substr(0, kMaxNameKey));
 }
 
+std::pair<const uint32_t*, const uint32_t*> EncodedFile::symbolsNamed(std::string_view key) const {
+    auto range = std::equal_range(
+        symbolsByName.begin(), symbolsByName.end(), key, [&](const auto& a, const auto& b) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(a)>, uint32_t>)
+                return std::string_view(symbols[a].nameKey) < b;
+            else
+                return a < std::string_view(symbols[b].nameKey);
+        });
+    return {symbolsByName.data() + (range.first - symbolsByName.begin()),
+            symbolsByName.data() + (range.second - symbolsByName.begin())};
+}
+
+std::vector<uint32_t> EncodedFile::withUsr(const std::vector<std::pair<uint64_t, uint32_t>>& index,
+                                           uint64_t usrHash) {
+    std::vector<uint32_t> seqs;
+    auto it = std::lower_bound(index.begin(), index.end(), std::pair(usrHash, uint32_t(0)));
+    for (; it != index.end() && it->first == usrHash; ++it)
+        seqs.push_back(it->second);
+    return seqs;
+}
+
+namespace {
+
+std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file) {
+    auto encoded = std::make_shared<EncodedFile>();
+    encoded->priority = file.priority;
+    encoded->record = std::move(file.file);
+    encoded->record.symbolCount = uint32_t(file.symbols.size());
+    encoded->record.referenceCount = uint32_t(file.references.size());
+    encoded->symbols.reserve(file.symbols.size());
+    for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
+        const Symbol& symbol = file.symbols[seq];
+        const uint64_t usrHash = symbol.usrHash();
+        encoded->symbols.push_back({encodeSymbol(symbol), nameKey(symbol.name), usrHash});
+        encoded->symbolsByUsr.emplace_back(usrHash, seq);
+        encoded->symbolsByName.push_back(seq);
+    }
+    encoded->references.reserve(file.references.size());
+    for (uint32_t seq = 0; seq < file.references.size(); ++seq) {
+        const Reference& ref = file.references[seq];
+        encoded->references.push_back({encodeReference(ref), ref.usrHash});
+        encoded->refsByUsr.emplace_back(ref.usrHash, seq);
+    }
+    const auto& symbols = encoded->symbols;
+    std::sort(encoded->symbolsByName.begin(), encoded->symbolsByName.end(),
+              [&](uint32_t a, uint32_t b) {
+                  return std::tie(symbols[a].nameKey, a) < std::tie(symbols[b].nameKey, b);
+              });
+    std::sort(encoded->symbolsByUsr.begin(), encoded->symbolsByUsr.end());
+    std::sort(encoded->refsByUsr.begin(), encoded->refsByUsr.end());
+    return encoded;
+}
+
+} // namespace
+
 PendingTu encodeTu(IndexedTu tu) {
     PendingTu pending;
     pending.mainFile = std::move(tu.mainFile);
@@ -50,22 +106,16 @@ PendingTu encodeTu(IndexedTu tu) {
     pending.record = std::move(tu.record);
     pending.includedFiles = std::move(tu.includedFiles);
     pending.files.reserve(tu.files.size());
-    for (IndexedFile& file : tu.files) {
-        EncodedFile encoded;
-        encoded.priority = file.priority;
-        encoded.record = std::move(file.file);
-        encoded.record.symbolCount = uint32_t(file.symbols.size());
-        encoded.record.referenceCount = uint32_t(file.references.size());
-        encoded.symbols.reserve(file.symbols.size());
-        for (const Symbol& symbol : file.symbols)
-            encoded.symbols.push_back(
-                {encodeSymbol(symbol), nameKey(symbol.name), symbol.usrHash()});
-        encoded.references.reserve(file.references.size());
-        for (const Reference& ref : file.references)
-            encoded.references.push_back({encodeReference(ref), ref.usrHash});
-        pending.files.push_back(std::move(encoded));
-    }
+    for (IndexedFile& file : tu.files)
+        pending.files.push_back({encodeFile(file), 0});
     return pending;
+}
+
+size_t fileCount(const WriteOp& op) {
+    if (const auto* tu = std::get_if<PendingTu>(&op))
+        return std::max<size_t>(1, tu->files.size());
+    const auto& edit = std::get<StoreEdit>(op);
+    return std::max<size_t>(1, edit.removeFiles.size() + edit.touchFiles.size());
 }
 
 namespace {
@@ -80,9 +130,13 @@ public:
     }
 
     void writeTu(const PendingTu& tu) {
-        for (const EncodedFile& file : tu.files)
-            if (takes(tu.generation, file))
-                writeFile(file);
+        for (const PendingFile& pending : tu.files) {
+            // An older version of a file is skipped: the newer one is queued behind it.
+            if (!s_.overlay.isNewest(pending.file->record.path, pending.version))
+                continue;
+            writeFile(*pending.file);
+            committed_.emplace_back(pending.file->record.path, pending.version);
+        }
         TuRecord record = tu.record;
         record.fileIds.clear();
         record.fileIds.reserve(tu.includedFiles.size());
@@ -102,6 +156,7 @@ public:
                 txn_.del(s_.files, fileIdKey(id));
                 txn_.del(s_.paths, path);
             }
+            committed_.emplace_back(path, kRemoved);
         }
         for (const FileRecord& stamp : edit.touchFiles) {
             uint32_t id = fileId(stamp.path, false);
@@ -114,24 +169,12 @@ public:
         }
     }
 
-private:
-    /// Whether `file` replaces what this generation already wrote for its path.
-    bool takes(uint64_t generation, const EncodedFile& file) {
-        if (generation == 0)
-            return true;
-        if (generation != s_.currentGeneration) {
-            s_.currentGeneration = generation;
-            s_.writtenPriority.clear();
-        }
-        auto [it, first] = s_.writtenPriority.try_emplace(file.record.path, file.priority);
-        if (first)
-            return true;
-        if (file.priority > it->second)
-            return false;
-        it->second = file.priority;
-        return true;
-    }
+    static constexpr uint64_t kRemoved = 0;
+    /// The staged versions written by this transaction, in order (kRemoved: a removal): they leave
+    /// the overlay once it commits.
+    std::vector<std::pair<std::string, uint64_t>>& committed() { return committed_; }
 
+private:
     uint32_t fileId(const std::string& path, bool create) {
         if (auto found = txn_.get(s_.paths, path))
             return uint32_t(readBigEndian(*found, 4));
@@ -224,6 +267,7 @@ private:
     lmdb::Txn& txn_;
     SymbolStore::Impl& s_;
     uint32_t nextFileId_ = 1;
+    std::vector<std::pair<std::string, uint64_t>> committed_;
 };
 
 } // namespace
@@ -247,13 +291,23 @@ void SymbolStore::Impl::stopWriter() {
 }
 
 void SymbolStore::Impl::push(WriteOp op) {
-    const bool isTu = std::holds_alternative<PendingTu>(op);
-    std::unique_lock lock(queueMu);
+    const size_t files = fileCount(op);
+    std::unique_lock lock(queueMu, std::defer_lock);
+    lockCounted(lock, LockClass::CommitQueue);
     if (stopping)
         throw StoreError("the store is closing");
-    queueChanged.wait(lock, [&] { return !isTu || queuedTus < options.queueCapacity || stopping; });
+    auto hasRoom = [&] { return queuedFiles < options.queueCapacity || stopping; };
+    if (!hasRoom()) {
+        // Back-pressure: the publisher waits for the writer. Counted as commit-queue wait.
+        const auto start = std::chrono::steady_clock::now();
+        queueChanged.wait(lock, hasRoom);
+        LockTelemetry::record(LockClass::CommitQueue, true,
+                              uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::steady_clock::now() - start)
+                                           .count()));
+    }
     queue.push_back(std::move(op));
-    queuedTus += isTu;
+    queuedFiles += files;
     ++opsPushed;
     lock.unlock();
     queueChanged.notify_all();
@@ -274,7 +328,8 @@ void SymbolStore::Impl::flush() {
 
 void SymbolStore::Impl::writerLoop() {
     using Clock = std::chrono::steady_clock;
-    std::unique_lock lock(queueMu);
+    std::unique_lock lock(queueMu, std::defer_lock);
+    lockCounted(lock, LockClass::CommitQueue);
     for (;;) {
         queueChanged.wait(lock, [&] { return stopping || !queue.empty(); });
         if (queue.empty())
@@ -282,29 +337,37 @@ void SymbolStore::Impl::writerLoop() {
         // Gather a batch: wait a little for more TUs unless someone is waiting for a flush.
         const auto deadline = Clock::now() + options.batchMaxDelay;
         queueChanged.wait_until(lock, deadline, [&] {
-            return stopping || flushWaiters > 0 || queuedTus >= options.batchMaxTus;
+            return stopping || flushWaiters > 0 || queuedFiles >= options.batchMaxFiles;
         });
         std::vector<WriteOp> batch;
-        size_t tus = 0;
-        while (!queue.empty() && tus < options.batchMaxTus) {
+        size_t files = 0, tus = 0;
+        while (!queue.empty() && files < options.batchMaxFiles) {
+            files += fileCount(queue.front());
             tus += std::holds_alternative<PendingTu>(queue.front());
             batch.push_back(std::move(queue.front()));
             queue.pop_front();
         }
-        queuedTus -= tus;
+        queuedFiles -= files;
         lock.unlock();
         queueChanged.notify_all(); // room for blocked publishers
 
         std::exception_ptr error;
         const auto start = Clock::now();
         try {
-            commitBatch(batch);
+            // Committed files leave the overlay only now: until this point queries found them
+            // there, from now on in any read transaction that begins.
+            for (const auto& [path, version] : commitBatch(batch)) {
+                if (version == WriteContext::kRemoved)
+                    overlay.forget(path);
+                else
+                    overlay.committed(path, version);
+            }
         } catch (...) {
             error = std::current_exception();
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-        lock.lock();
+        lockCounted(lock, LockClass::CommitQueue);
         if (error && !writeError)
             writeError = error;
         opsCommitted += batch.size();
@@ -315,13 +378,20 @@ void SymbolStore::Impl::writerLoop() {
     }
 }
 
-void SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
+std::vector<std::pair<std::string, uint64_t>>
+SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
     for (int attempt = 0;; ++attempt) {
         try {
             lmdb::Txn txn = lmdb::Txn::begin(env, /*readOnly=*/false);
-            applyBatch(txn, batch);
+            WriteContext context(txn, *this);
+            for (const WriteOp& op : batch) {
+                if (const auto* tu = std::get_if<PendingTu>(&op))
+                    context.writeTu(*tu);
+                else
+                    context.apply(std::get<StoreEdit>(op));
+            }
             txn.commit();
-            return;
+            return std::move(context.committed());
         } catch (const StoreError& e) {
             if (e.lmdbCode() != MDB_MAP_FULL || attempt >= 16)
                 throw;
@@ -330,18 +400,9 @@ void SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
         // reader of this process is inside a transaction, then redo the whole batch.
         std::unique_lock resize(mapResizeMu);
         env.setMapSize(env.mapSize() * 2);
-        std::lock_guard lock(queueMu);
+        std::unique_lock lock(queueMu, std::defer_lock);
+        lockCounted(lock, LockClass::CommitQueue);
         ++commitStats.mapGrowths;
-    }
-}
-
-void SymbolStore::Impl::applyBatch(lmdb::Txn& txn, std::vector<WriteOp>& batch) {
-    WriteContext context(txn, *this);
-    for (const WriteOp& op : batch) {
-        if (const auto* tu = std::get_if<PendingTu>(&op))
-            context.writeTu(*tu);
-        else
-            context.apply(std::get<StoreEdit>(op));
     }
 }
 

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unistd.h>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace symdex {
 
@@ -155,7 +156,75 @@ private:
     std::unordered_map<uint32_t, std::string> paths_;
 };
 
+std::shared_lock<CountedSharedMutex> globalReadLock(const SymbolStore::Impl& s) {
+    if (s.options.lockMode == LockMode::Global)
+        return std::shared_lock(s.globalMu);
+    return {};
+}
+
+/// What one query reads: the files staged in the overlay, taken first, then an LMDB snapshot
+/// taken after. A file staged at the first step shadows its committed rows; a file committed and
+/// unstaged before the first step is in the snapshot. Either way each file is seen whole.
+class QueryView {
+public:
+    explicit QueryView(const SymbolStore::Impl& s)
+        : global_(globalReadLock(s)), staged_(s.overlay.staged()), read_(s.beginRead()),
+          reader_(s, read_.txn) {
+        for (const auto& file : staged_)
+            stagedPaths_.insert(file->record.path);
+    }
+
+    SnapshotReader& reader() { return reader_; }
+    const lmdb::Txn& txn() const { return read_.txn; }
+    const std::vector<std::shared_ptr<const EncodedFile>>& staged() const { return staged_; }
+    bool isStaged(const std::string& path) const { return stagedPaths_.count(path) != 0; }
+
+    /// Whether the committed rows of file `id` are replaced by staged contents.
+    bool shadowed(uint32_t id) {
+        if (staged_.empty())
+            return false;
+        auto [it, inserted] = shadowed_.try_emplace(id, false);
+        if (inserted)
+            it->second = isStaged(reader_.path(id));
+        return it->second;
+    }
+
+private:
+    std::shared_lock<CountedSharedMutex> global_;
+    std::vector<std::shared_ptr<const EncodedFile>> staged_;
+    std::unordered_set<std::string> stagedPaths_;
+    SymbolStore::Impl::ReadTxn read_;
+    SnapshotReader reader_;
+    std::unordered_map<uint32_t, bool> shadowed_;
+};
+
+Symbol stagedSymbol(const EncodedFile& file, uint32_t seq) {
+    std::optional<Symbol> symbol = decodeSymbol(file.symbols[seq].value);
+    if (!symbol)
+        throw StoreError("corrupt staged symbol in '" + file.record.path + "'");
+    return std::move(*symbol);
+}
+
+Reference stagedReference(const EncodedFile& file, uint32_t seq) {
+    std::optional<Reference> ref = decodeReference(file.references[seq].value);
+    if (!ref)
+        throw StoreError("corrupt staged reference in '" + file.record.path + "'");
+    return *ref;
+}
+
 } // namespace
+
+std::string_view lockModeName(LockMode mode) {
+    return mode == LockMode::Global ? "global" : "per-file";
+}
+
+std::optional<LockMode> parseLockMode(std::string_view name) {
+    if (name == "per-file")
+        return LockMode::PerFile;
+    if (name == "global")
+        return LockMode::Global;
+    return std::nullopt;
+}
 
 SymbolStore::Impl::ReadTxn SymbolStore::Impl::beginRead() const {
     ReadTxn read{std::shared_lock(mapResizeMu), {}};
@@ -240,7 +309,17 @@ void SymbolStore::publish(IndexedTu tu) {
         throw StoreError("the store is open read-only");
     if (tu.includedFiles.empty() || tu.includedFiles.front() != tu.mainFile)
         tu.includedFiles.insert(tu.includedFiles.begin(), tu.mainFile);
-    impl_->push(encodeTu(std::move(tu)));
+    PendingTu pending = encodeTu(std::move(tu)); // no lock held
+    {
+        std::unique_lock<CountedSharedMutex> global;
+        if (impl_->options.lockMode == LockMode::Global)
+            global = std::unique_lock(impl_->globalMu);
+        for (PendingFile& file : pending.files)
+            file.version = impl_->overlay.stage(file.file, pending.generation);
+    }
+    // A file this generation already holds with a lower priority number is not written.
+    std::erase_if(pending.files, [](const PendingFile& file) { return file.version == 0; });
+    impl_->push(std::move(pending));
 }
 
 void SymbolStore::apply(StoreEdit edit) {
@@ -250,8 +329,10 @@ void SymbolStore::apply(StoreEdit edit) {
 }
 
 void SymbolStore::flush() {
-    if (!impl_->options.readOnly)
-        impl_->flush();
+    if (impl_->options.readOnly)
+        return;
+    impl_->flush();
+    impl_->overlay.endGeneration();
 }
 
 CommitStats SymbolStore::commitStats() const {
@@ -259,7 +340,22 @@ CommitStats SymbolStore::commitStats() const {
     return impl_->commitStats;
 }
 
+size_t SymbolStore::stagedFiles() const {
+    return impl_->overlay.stagedCount();
+}
+
+LockMode SymbolStore::lockMode() const {
+    return impl_->options.lockMode;
+}
+
+CountedSharedMutex& SymbolStore::globalLock() const {
+    return impl_->globalMu;
+}
+
 std::optional<FileRecord> SymbolStore::file(const std::string& path) const {
+    auto global = globalReadLock(*impl_);
+    if (auto staged = impl_->overlay.find(path))
+        return staged->record;
     auto read = impl_->beginRead();
     SnapshotReader reader(*impl_, read.txn);
     uint32_t id = reader.fileId(path);
@@ -270,18 +366,30 @@ std::optional<FileRecord> SymbolStore::file(const std::string& path) const {
 }
 
 void SymbolStore::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
-    auto read = impl_->beginRead();
-    lmdb::Cursor cursor(read.txn, impl_->files);
+    QueryView view(*impl_);
+    std::unordered_map<std::string, const EncodedFile*> staged;
+    for (const auto& file : view.staged())
+        staged.emplace(file->record.path, file.get());
+    lmdb::Cursor cursor(view.txn(), impl_->files);
     std::string_view k, v;
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
         auto record = decodeFileRecord(v);
         if (!record)
             throw StoreError("corrupt file record");
-        fn(uint32_t(readBigEndian(k, 4)), *record);
+        auto it = staged.find(record->path);
+        if (it == staged.end()) {
+            fn(uint32_t(readBigEndian(k, 4)), *record);
+            continue;
+        }
+        fn(uint32_t(readBigEndian(k, 4)), it->second->record);
+        staged.erase(it);
     }
+    for (const auto& [path, file] : staged)
+        fn(0, file->record); // not committed yet: no id
 }
 
 std::optional<TuRecord> SymbolStore::tu(const std::string& mainFile) const {
+    auto global = globalReadLock(*impl_);
     auto read = impl_->beginRead();
     SnapshotReader reader(*impl_, read.txn);
     uint32_t id = reader.fileId(mainFile);
@@ -293,6 +401,7 @@ std::optional<TuRecord> SymbolStore::tu(const std::string& mainFile) const {
 
 void SymbolStore::forEachTu(
     const std::function<void(const std::string&, const TuRecord&)>& fn) const {
+    auto global = globalReadLock(*impl_);
     auto read = impl_->beginRead();
     SnapshotReader reader(*impl_, read.txn);
     lmdb::Cursor cursor(read.txn, impl_->tus);
@@ -310,18 +419,26 @@ std::vector<uint64_t> SymbolStore::resolveName(std::string_view name) const {
         name.remove_prefix(2);
     const std::string_view last = lastComponent(name);
     const bool qualified = last.size() != name.size();
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
+    QueryView view(*impl_);
+    SnapshotReader& reader = view.reader();
 
     struct Candidate {
         uint64_t usrHash;
         Symbol symbol;
     };
     std::vector<Candidate> candidates;
-    reader.forEachNameEntry(nameKey(last), [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
+    const std::string key = nameKey(last);
+    reader.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
+        if (view.shadowed(id))
+            return;
         if (auto symbol = reader.symbol(id, seq))
             candidates.push_back({usrHash, std::move(*symbol)});
     });
+    for (const auto& file : view.staged()) {
+        auto [begin, end] = file->symbolsNamed(key);
+        for (const uint32_t* seq = begin; seq != end; ++seq)
+            candidates.push_back({file->symbols[*seq].usrHash, stagedSymbol(*file, *seq)});
+    }
     auto collect = [&](bool caseSensitive) {
         std::vector<uint64_t> out;
         const std::string lowerName = lowerAscii(name), lowerLast = lowerAscii(last);
@@ -344,15 +461,18 @@ std::vector<uint64_t> SymbolStore::resolveName(std::string_view name) const {
 }
 
 std::vector<SymbolHit> SymbolStore::occurrences(uint64_t usrHash) const {
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
+    QueryView view(*impl_);
+    SnapshotReader& reader = view.reader();
     std::vector<SymbolHit> hits;
     reader.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
-        if (tag != kDeclTag)
+        if (tag != kDeclTag || view.shadowed(id))
             return;
         if (auto symbol = reader.symbol(id, seq))
             hits.push_back({std::move(*symbol), reader.path(id)});
     });
+    for (const auto& file : view.staged())
+        for (uint32_t seq : EncodedFile::withUsr(file->symbolsByUsr, usrHash))
+            hits.push_back({stagedSymbol(*file, seq), file->record.path});
     std::sort(hits.begin(), hits.end(), [](const SymbolHit& a, const SymbolHit& b) {
         return std::tie(a.path, a.symbol.location) < std::tie(b.path, b.symbol.location);
     });
@@ -360,15 +480,18 @@ std::vector<SymbolHit> SymbolStore::occurrences(uint64_t usrHash) const {
 }
 
 std::vector<ReferenceHit> SymbolStore::references(uint64_t usrHash) const {
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
+    QueryView view(*impl_);
+    SnapshotReader& reader = view.reader();
     std::vector<ReferenceHit> hits;
     reader.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
-        if (tag != kRefTag)
+        if (tag != kRefTag || view.shadowed(id))
             return;
         if (auto ref = reader.reference(id, seq))
             hits.push_back({*ref, reader.path(id)});
     });
+    for (const auto& file : view.staged())
+        for (uint32_t seq : EncodedFile::withUsr(file->refsByUsr, usrHash))
+            hits.push_back({stagedReference(*file, seq), file->record.path});
     std::sort(hits.begin(), hits.end(), [](const ReferenceHit& a, const ReferenceHit& b) {
         return std::tie(a.path, a.reference.location) < std::tie(b.path, b.reference.location);
     });
@@ -376,12 +499,28 @@ std::vector<ReferenceHit> SymbolStore::references(uint64_t usrHash) const {
 }
 
 std::optional<std::vector<Symbol>> SymbolStore::fileSymbols(const std::string& path) const {
+    auto global = globalReadLock(*impl_);
+    if (auto staged = impl_->overlay.find(path)) {
+        std::vector<Symbol> symbols;
+        symbols.reserve(staged->symbols.size());
+        for (uint32_t seq = 0; seq < staged->symbols.size(); ++seq)
+            symbols.push_back(stagedSymbol(*staged, seq));
+        return symbols;
+    }
     auto read = impl_->beginRead();
     SnapshotReader reader(*impl_, read.txn);
     return reader.fileRows<Symbol>(path, impl_->symbols, decodeSymbol);
 }
 
 std::optional<std::vector<Reference>> SymbolStore::fileReferences(const std::string& path) const {
+    auto global = globalReadLock(*impl_);
+    if (auto staged = impl_->overlay.find(path)) {
+        std::vector<Reference> refs;
+        refs.reserve(staged->references.size());
+        for (uint32_t seq = 0; seq < staged->references.size(); ++seq)
+            refs.push_back(stagedReference(*staged, seq));
+        return refs;
+    }
     auto read = impl_->beginRead();
     SnapshotReader reader(*impl_, read.txn);
     return reader.fileRows<Reference>(path, impl_->refs, decodeReference);
@@ -397,28 +536,38 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
     if (needle.empty())
         return {};
 
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
+    QueryView view(*impl_);
+    SnapshotReader& reader = view.reader();
 
     // Rank the distinct name keys first (cheap: keys only), then expand them in rank order.
     std::vector<std::string> keys[3];
+    auto classify = [&](std::string_view k) {
+        if (k == needle)
+            keys[0].emplace_back(k);
+        else if (k.starts_with(needle))
+            keys[1].emplace_back(k);
+        else if (k.find(needle) != std::string_view::npos)
+            keys[2].emplace_back(k);
+    };
     {
-        lmdb::Cursor cursor(read.txn, impl_->names);
+        lmdb::Cursor cursor(view.txn(), impl_->names);
         std::string_view k, v;
-        for (bool more = cursor.get(MDB_FIRST, k, v); more;
-             more = cursor.get(MDB_NEXT_NODUP, k, v)) {
-            if (k == needle)
-                keys[0].emplace_back(k);
-            else if (k.starts_with(needle))
-                keys[1].emplace_back(k);
-            else if (k.find(needle) != std::string_view::npos)
-                keys[2].emplace_back(k);
-        }
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT_NODUP, k, v))
+            classify(k);
     }
-    for (auto& group : keys)
-        std::stable_sort(
-            group.begin(), group.end(),
-            [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+    for (const auto& file : view.staged())
+        for (size_t i = 0; i < file->symbolsByName.size(); ++i) {
+            std::string_view k = file->symbols[file->symbolsByName[i]].nameKey;
+            if (i == 0 || k != file->symbols[file->symbolsByName[i - 1]].nameKey)
+                classify(k);
+        }
+    for (auto& group : keys) {
+        std::sort(group.begin(), group.end(), [](const std::string& a, const std::string& b) {
+            return std::make_pair(a.size(), std::string_view(a)) <
+                   std::make_pair(b.size(), std::string_view(b));
+        });
+        group.erase(std::unique(group.begin(), group.end()), group.end());
+    }
 
     std::vector<NameMatch> matches;
     std::unordered_map<uint64_t, size_t> byUsr;
@@ -427,12 +576,9 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
             if (matches.size() >= limit)
                 break;
             // Expand one key completely so a symbol's best occurrence is chosen among all.
-            reader.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
-                auto symbol = reader.symbol(id, seq);
-                if (!symbol)
-                    return;
+            auto add = [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
                 if (qualified &&
-                    lowerAscii(symbol->qualifiedName).find(lowerPattern) == std::string::npos)
+                    lowerAscii(symbol.qualifiedName).find(lowerPattern) == std::string::npos)
                     return;
                 auto [it, inserted] = byUsr.try_emplace(usrHash, matches.size());
                 if (inserted) {
@@ -440,14 +586,25 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
                         byUsr.erase(it);
                         return;
                     }
-                    matches.push_back({MatchRank(rank), {std::move(*symbol), reader.path(id)}, 1});
+                    matches.push_back({MatchRank(rank), {std::move(symbol), path}, 1});
                     return;
                 }
                 NameMatch& match = matches[it->second];
                 ++match.occurrences;
-                if (symbol->isDefinition() && !match.best.symbol.isDefinition())
-                    match.best = {std::move(*symbol), reader.path(id)};
+                if (symbol.isDefinition() && !match.best.symbol.isDefinition())
+                    match.best = {std::move(symbol), path};
+            };
+            reader.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
+                if (view.shadowed(id))
+                    return;
+                if (auto symbol = reader.symbol(id, seq))
+                    add(usrHash, std::move(*symbol), reader.path(id));
             });
+            for (const auto& file : view.staged()) {
+                auto [begin, end] = file->symbolsNamed(key);
+                for (const uint32_t* seq = begin; seq != end; ++seq)
+                    add(file->symbols[*seq].usrHash, stagedSymbol(*file, *seq), file->record.path);
+            }
         }
     }
     sortMatches(matches);
@@ -455,6 +612,7 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
 }
 
 StoreStats SymbolStore::stats() const {
+    auto global = globalReadLock(*impl_);
     auto read = impl_->beginRead();
     StoreStats st;
     st.formatVersion = kStoreFormatVersion;

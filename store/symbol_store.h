@@ -1,6 +1,7 @@
 // The persistent symbol store: an LMDB environment in a directory (default `.symdex/`), written by
 // one serial committer thread (`store-writer`) in batched transactions, and read through short
-// read transactions (MVCC snapshots: readers never wait for the writer).
+// read transactions (MVCC snapshots: readers never wait for the writer) merged with the staged
+// overlay (store/overlay.h): a published file is visible to queries before its batch commits.
 //
 // Layout (all integer keys big-endian; see docs/store-format.md for the record encodings):
 //   meta     "format" -> u32 version                       checked at open
@@ -16,6 +17,7 @@
 // index entry it had before writing the new ones, in the same transaction.
 #pragma once
 
+#include "store/lock_telemetry.h"
 #include "store/records.h"
 
 #include <chrono>
@@ -28,6 +30,19 @@
 
 namespace symdex {
 
+/// How writers and readers are kept apart (`--lock-mode`).
+enum class LockMode : uint8_t {
+    /// Striped per-file reader-writer locks over the staged overlay; queries never wait for the
+    /// indexing of other files.
+    PerFile,
+    /// KDevelop's DUChain design, for comparison: one store-wide reader-writer lock, held
+    /// exclusively while a TU's symbols are extracted and published, and shared by each query.
+    Global,
+};
+
+std::string_view lockModeName(LockMode mode);
+std::optional<LockMode> parseLockMode(std::string_view name);
+
 struct StoreOptions {
     /// Directory holding data.mdb and lock.mdb; created if missing (unless readOnly).
     std::filesystem::path directory;
@@ -35,12 +50,13 @@ struct StoreOptions {
     bool readOnly = false;
     /// Initial LMDB map size. The map doubles whenever a commit finds it full.
     size_t initialMapSize = size_t(256) << 20;
-    /// At most this many translation units per write transaction.
-    size_t batchMaxTus = 32;
-    /// A batch is committed at the latest this long after its first TU arrived.
+    /// At most this many files per write transaction (`--batch`).
+    size_t batchMaxFiles = 256;
+    /// A batch is committed at the latest this long after its first file arrived.
     std::chrono::milliseconds batchMaxDelay{50};
-    /// publish() blocks while this many TUs wait for the writer (bounds memory).
-    size_t queueCapacity = 256;
+    /// publish() blocks while this many files wait for the writer (bounds memory).
+    size_t queueCapacity = 4096;
+    LockMode lockMode = LockMode::PerFile;
 };
 
 /// The symbols and references of one file, as extracted from one translation unit.
@@ -126,15 +142,22 @@ public:
 
     // --- Writing (not available on a read-only store) -------------------------------------------
 
-    /// Encodes `tu` on the calling thread, then queues it for the writer. Thread-safe; blocks only
-    /// while the queue is at capacity.
+    /// Encodes `tu` on the calling thread, stages its files in the overlay (visible to queries from
+    /// then on), then queues it for the writer. Thread-safe; blocks only while the queue is at
+    /// capacity.
     void publish(IndexedTu tu);
     /// Queues removals and stamp updates. Thread-safe.
     void apply(StoreEdit edit);
-    /// Waits until everything queued so far is committed and synced to disk. Throws the first
-    /// commit error, if any.
+    /// Waits until everything queued so far is committed and synced to disk, and ends the current
+    /// generation (IndexedFile::priority). Throws the first commit error, if any.
     void flush();
     CommitStats commitStats() const;
+    /// Files published and not yet committed.
+    size_t stagedFiles() const;
+
+    LockMode lockMode() const;
+    /// The store-wide lock of LockMode::Global, which the indexer holds while it extracts.
+    CountedSharedMutex& globalLock() const;
 
     // --- Reading (thread-safe; each call reads one consistent snapshot) -------------------------
 

@@ -127,7 +127,9 @@ TEST_CASE("golden: the fixture tree indexes to exactly the expected symbols", "[
     CHECK(summary.tusCrashed == 0);
     // Four main files and the shared header, extracted once although four TUs include it (twice
     // when a lower-ranked TU took it over from a faster one; stored once either way).
-    CHECK(summary.filesExtracted == 5 + summary.claimTakeovers);
+    // A header taken over during its first owner's parse is dropped there, not published twice.
+    CHECK(summary.filesExtracted >= 5);
+    CHECK(summary.filesExtracted <= 5 + summary.claimTakeovers);
 
     const std::string golden = std::string(SYMDEX_FIXTURES_DIR) + "/golden.expected";
     const std::string actual = tree.dump();
@@ -288,7 +290,8 @@ TEST_CASE("incremental: only what changed is re-parsed, and changes are visible"
         test::writeFile(header, "// one more line\n" + test::readFile(header));
         IndexSummary again = tree.index();
         CHECK(again.tusParsed == 4);
-        CHECK(again.filesExtracted == 5 + again.claimTakeovers);
+        CHECK(again.filesExtracted >= 5);
+        CHECK(again.filesExtracted <= 5 + again.claimTakeovers);
         CHECK(tree.where(tree.store->occurrences(tree.usr("geo::Circle"))) ==
               std::vector<std::string>{"include/shapes.h:27:7"});
         CHECK(tree.where(tree.store->references(tree.usr("geo::Shape")))[1] ==

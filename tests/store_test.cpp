@@ -1,10 +1,14 @@
 #include "store/encoding.h"
+#include "store/latency_histogram.h"
 #include "store/lmdb.h"
 #include "store/outline.h"
 #include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
 
 using namespace symdex;
 using symdex::test::TempDir;
@@ -270,4 +274,136 @@ TEST_CASE("outlines nest declarations by extent", "[store]") {
     CHECK(tree[0].children[0].children[0].symbol.name == "method");
     CHECK(tree[0].children[0].children[1].symbol.name == "field");
     CHECK(tree[1].symbol.name == "after");
+}
+
+TEST_CASE("a published file is visible before its batch commits, and replaces the old one whole",
+          "[store][overlay]") {
+    const LockMode mode = GENERATE(LockMode::PerFile, LockMode::Global);
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    options.lockMode = mode;
+    // The writer holds batches back for a minute: only flush() commits them.
+    options.batchMaxDelay = std::chrono::minutes(1);
+    options.batchMaxFiles = 1000;
+    auto store = SymbolStore::open(options);
+
+    store->publish(
+        makeTu("/p/a.cc",
+               {makeFile("/p/a.cc", 1, {makeSymbol("ns::oldName", SymbolKind::Function, 3, true)},
+                         {makeRef("ns::oldName", 8)})}));
+    // Staged, not committed: the LMDB snapshot has nothing yet.
+    CHECK(store->stagedFiles() == 1);
+    CHECK(store->stats().symbols == 0);
+    REQUIRE(store->resolveName("ns::oldName").size() == 1);
+    CHECK(store->occurrences(hash64("c:@ns::oldName")).size() == 1);
+    CHECK(store->references(hash64("c:@ns::oldName")).size() == 1);
+    CHECK(store->fileSymbols("/p/a.cc")->size() == 1);
+    CHECK(countNames(*store, "oldname") == 1);
+    CHECK(store->file("/p/a.cc")->contentHash == 1);
+
+    store->flush();
+    CHECK(store->stagedFiles() == 0);
+    CHECK(store->stats().symbols == 1);
+    CHECK(store->occurrences(hash64("c:@ns::oldName")).size() == 1);
+
+    // A new version, staged over the committed one: queries see only the new one.
+    store->publish(
+        makeTu("/p/a.cc", {makeFile("/p/a.cc", 2,
+                                    {makeSymbol("ns::newName", SymbolKind::Function, 4, true),
+                                     makeSymbol("ns::other", SymbolKind::Class, 9, true)},
+                                    {})}));
+    CHECK(store->stagedFiles() == 1);
+    CHECK(store->resolveName("ns::oldName").empty());
+    CHECK(store->occurrences(hash64("c:@ns::oldName")).empty());
+    CHECK(store->references(hash64("c:@ns::oldName")).empty());
+    CHECK(countNames(*store, "oldname") == 0);
+    CHECK(store->occurrences(hash64("c:@ns::newName")).size() == 1);
+    CHECK(store->fileSymbols("/p/a.cc")->size() == 2);
+    CHECK(store->fileReferences("/p/a.cc")->empty());
+    CHECK(store->file("/p/a.cc")->contentHash == 2);
+    size_t files = 0;
+    store->forEachFile([&](uint32_t, const FileRecord& f) {
+        ++files;
+        CHECK(f.contentHash == 2);
+    });
+    CHECK(files == 1);
+
+    store->flush();
+    CHECK(store->stagedFiles() == 0);
+    CHECK(store->resolveName("ns::oldName").empty());
+    CHECK(store->stats().symbols == 2);
+}
+
+TEST_CASE("within a run, the lower priority number wins whatever the publication order",
+          "[store][overlay]") {
+    TempDir dir;
+    auto store = openStore(dir);
+    auto header = [](uint32_t priority, const char* name) {
+        IndexedFile f =
+            makeFile("/p/h.h", priority, {makeSymbol(name, SymbolKind::Function, 1, true)}, {});
+        f.priority = priority;
+        return f;
+    };
+    auto tu = [&](const char* main, IndexedFile file) {
+        IndexedTu t = makeTu(main, {std::move(file)});
+        t.generation = 7;
+        return t;
+    };
+    store->publish(tu("/p/b.cc", header(5, "fromRank4")));
+    store->publish(tu("/p/a.cc", header(2, "fromRank1")));
+    store->publish(tu("/p/c.cc", header(9, "fromRank8"))); // rejected: rank 1 already has it
+    CHECK(store->resolveName("fromRank1").size() == 1);
+    CHECK(store->resolveName("fromRank4").empty());
+    CHECK(store->resolveName("fromRank8").empty());
+    store->flush();
+    CHECK(store->resolveName("fromRank1").size() == 1);
+    CHECK(store->resolveName("fromRank8").empty());
+    CHECK(store->stats().symbols == 1);
+}
+
+TEST_CASE("lock telemetry counts the acquisitions of each lock class", "[store][telemetry]") {
+    TempDir dir;
+    const LockTelemetry before = LockTelemetry::snapshot();
+    auto store = openStore(dir);
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 1, {}, {})}));
+    store->flush();
+    // Counters of a thread that has exited are kept.
+    std::thread([&] { CHECK(store->fileSymbols("/p/a.cc").has_value()); }).join();
+    const LockTelemetry d = LockTelemetry::snapshot() - before;
+    CHECK(d[LockClass::FileLocks].acquisitions >= 2); // staged, then unstaged after the commit
+    CHECK(d[LockClass::CommitQueue].acquisitions >= 2);
+    CHECK(d[LockClass::GlobalLock].acquisitions == 0); // per-file mode
+    CHECK(d[LockClass::FileLocks].contended <= d[LockClass::FileLocks].acquisitions);
+}
+
+TEST_CASE("latency histogram percentiles are within 1% of the samples", "[latency]") {
+    LatencyHistogram h;
+    CHECK(h.quantileNs(0.99) == 0);
+    for (uint64_t us = 1; us <= 1000; ++us) // 1 us .. 1 ms, uniform
+        h.record(us * 1000);
+    CHECK(h.count() == 1000);
+    CHECK(h.maxNs() == 1'000'000);
+    auto near = [](uint64_t got, uint64_t want) {
+        return got >= want && double(got) <= double(want) * 1.01;
+    };
+    CHECK(near(h.quantileNs(0.50), 500'000));
+    CHECK(near(h.quantileNs(0.99), 990'000));
+    CHECK(h.quantileNs(1.0) == 1'000'000);
+    CHECK(h.quantileNs(0.001) <= 1010);
+
+    LatencyHistogram tail;
+    tail.record(5'000'000'000); // one 5 s outlier
+    h.merge(tail);
+    CHECK(h.count() == 1001);
+    CHECK(h.maxNs() == 5'000'000'000);
+    CHECK(near(h.quantileNs(0.99), 991'000));
+    CHECK(h.quantileNs(1.0) == 5'000'000'000);
+    LatencyHistogram small;
+    for (uint64_t ns : {0, 1, 127, 128, 129})
+        small.record(ns);
+    CHECK(small.quantileNs(0.2) == 0);
+    CHECK(small.quantileNs(0.6) == 127);
+    CHECK(small.quantileNs(1.0) == 129);
 }
