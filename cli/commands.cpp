@@ -19,12 +19,15 @@ const Command kCommands[] = {
     {"symbols", "the outline of a file", runSymbols},
     {"stats", "what the store holds", runStats},
     {"dump", "everything in the store, canonically ordered (to diff stores)", runDump},
+    {"bench", "thread-scaling benchmark: time, CPU, locks, query latency", runBench},
+    {"bench-run", nullptr, runBenchRun}, // internal: one run of `bench`, in a child process
 };
 
 void printUsage(FILE* out) {
     std::fprintf(out, "usage: symdex COMMAND [options]\n\ncommands:\n");
     for (const Command& c : kCommands)
-        std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+        if (c.summary)
+            std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
     std::fprintf(out, "\n'symdex COMMAND --help' describes a command's options.\n"
                       "Exit codes: 0 success, 1 nothing found, 2 usage or input error.\n");
 }

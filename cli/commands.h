@@ -13,6 +13,8 @@ int runRefs(const QStringList& args);
 int runSymbols(const QStringList& args);
 int runStats(const QStringList& args);
 int runDump(const QStringList& args);
+int runBench(const QStringList& args);
+int runBenchRun(const QStringList& args);
 
 /// Entry point of the `symdex` binary.
 int runCli(int argc, char** argv);
