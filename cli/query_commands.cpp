@@ -148,7 +148,7 @@ int runFind(const QStringList& args) {
     auto store = openForQueries(parser);
     const std::vector<NameMatch> matches = store->findSymbols(pattern.toStdString(), size_t(limit));
     if (parser.isSet("json")) {
-        static const char* ranks[] = {"exact", "prefix", "substring"};
+        static const char* ranks[] = {"exact", "prefix", "substring", "subsequence"};
         QJsonArray out;
         for (const NameMatch& m : matches) {
             QJsonObject o = symbolJson(m.best.symbol, m.best.path);

@@ -1,0 +1,108 @@
+#include "daemon/positions.h"
+
+#include <QUrl>
+
+#include <fstream>
+
+namespace symdex::daemon {
+
+namespace {
+
+/// Length in bytes of the UTF-8 sequence starting with `lead`; 1 for an invalid lead byte.
+uint32_t sequenceLength(unsigned char lead) {
+    if (lead < 0x80)
+        return 1;
+    if ((lead & 0xE0) == 0xC0)
+        return 2;
+    if ((lead & 0xF0) == 0xE0)
+        return 3;
+    if ((lead & 0xF8) == 0xF0)
+        return 4;
+    return 1;
+}
+
+} // namespace
+
+uint32_t utf16FromByteOffset(std::string_view line, uint32_t byteOffset) {
+    uint32_t units = 0;
+    size_t i = 0;
+    while (i < line.size() && i < byteOffset) {
+        const uint32_t len = sequenceLength(static_cast<unsigned char>(line[i]));
+        units += len == 4 ? 2 : 1; // beyond the BMP: a surrogate pair
+        i += len;
+    }
+    if (byteOffset > line.size())
+        units += byteOffset - uint32_t(line.size());
+    return units;
+}
+
+uint32_t byteOffsetFromUtf16(std::string_view line, uint32_t units) {
+    uint32_t counted = 0;
+    size_t i = 0;
+    while (i < line.size() && counted < units) {
+        const uint32_t len = sequenceLength(static_cast<unsigned char>(line[i]));
+        counted += len == 4 ? 2 : 1;
+        i += len;
+    }
+    i = std::min(i, line.size());
+    if (counted < units)
+        i += units - counted;
+    return uint32_t(i);
+}
+
+std::string_view SourceLines::line(const std::string& path, uint32_t line) {
+    auto it = files_.find(path);
+    if (it == files_.end()) {
+        std::vector<std::string> lines;
+        std::ifstream in(path, std::ios::binary);
+        for (std::string l; std::getline(in, l);) {
+            if (!l.empty() && l.back() == '\r')
+                l.pop_back();
+            lines.push_back(std::move(l));
+        }
+        it = files_.emplace(path, std::move(lines)).first;
+    }
+    if (line == 0 || line > it->second.size())
+        return {};
+    return it->second[line - 1];
+}
+
+Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_t character) {
+    if (encoding_ == PositionEncoding::Utf8)
+        return {line + 1, character + 1};
+    return {line + 1, byteOffsetFromUtf16(lines_.line(path, line + 1), character) + 1};
+}
+
+QJsonObject PositionMapper::toLsp(const std::string& path, Position position) {
+    const uint32_t line = position.line ? position.line - 1 : 0;
+    const uint32_t byteOffset = position.column ? position.column - 1 : 0;
+    const uint32_t character = encoding_ == PositionEncoding::Utf8
+                                   ? byteOffset
+                                   : utf16FromByteOffset(lines_.line(path, line + 1), byteOffset);
+    return QJsonObject{{"line", qint64(line)}, {"character", qint64(character)}};
+}
+
+QJsonObject PositionMapper::rangeOf(const std::string& path, Position begin, uint32_t byteLength) {
+    return rangeOf(path, begin, Position{begin.line, begin.column + byteLength});
+}
+
+QJsonObject PositionMapper::rangeOf(const std::string& path, Position begin, Position end) {
+    return QJsonObject{{"start", toLsp(path, begin)}, {"end", toLsp(path, end)}};
+}
+
+QJsonObject PositionMapper::location(const std::string& path, Position begin, uint32_t byteLength) {
+    return QJsonObject{{"uri", pathToUri(path)}, {"range", rangeOf(path, begin, byteLength)}};
+}
+
+QString pathToUri(const std::string& path) {
+    return QUrl::fromLocalFile(QString::fromStdString(path)).toString(QUrl::FullyEncoded);
+}
+
+std::optional<std::string> uriToPath(const QString& uri) {
+    const QUrl url(uri, QUrl::StrictMode);
+    if (!url.isValid() || !url.isLocalFile() || url.toLocalFile().isEmpty())
+        return std::nullopt;
+    return url.toLocalFile().toStdString();
+}
+
+} // namespace symdex::daemon
