@@ -78,7 +78,7 @@ struct IndexSummary {
     CommitStats commits;
     /// Lock acquisitions of the whole process during the run (other threads' queries included).
     LockTelemetry locks;
-    std::vector<TuFailure> failures; ///< TUs with errors, failed or crashed, in database order
+    std::vector<TuFailure> failures;    ///< TUs with errors, failed or crashed, in database order
     std::vector<std::string> parsedTus; ///< main files of the TUs parsed, in database order
     bool cancelled = false;             ///< IndexOptions::cancel stopped the run early
 };
