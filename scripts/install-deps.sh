@@ -5,12 +5,13 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config libstdc++-12-dev
-  qt6-base-dev        # Qt 6 Core/Network: JSON, command line, local sockets
+  qt6-base-dev        # Qt 6 Core/Network: JSON, command line, the daemon's local socket
   libclang-16-dev     # the pinned libclang (see README: why 16)
   liblmdb-dev         # the symbol store
   libtbb-dev          # the task arena
   catch2              # tests (v2)
   clang-format
+  neovim              # the editor test: Neovim 0.7's LSP client against `symdex lsp`
 )
 
 missing=()
