@@ -3,6 +3,10 @@
 #include <QUrl>
 
 #include <fstream>
+#include <iterator>
+#include <mutex>
+#include <shared_mutex>
+#include <sys/stat.h>
 
 namespace symdex::daemon {
 
@@ -50,6 +54,52 @@ uint32_t byteOffsetFromUtf16(std::string_view line, uint32_t units) {
     return uint32_t(i);
 }
 
+namespace {
+
+struct AsciiEntry {
+    int64_t mtimeNs = 0;
+    int64_t size = -1;
+    bool ascii = false;
+};
+
+/// path -> what isAsciiFile() found for that version of the file. Reads are shared; a file is
+/// scanned outside the lock and the result stored under it.
+std::unordered_map<std::string, AsciiEntry> asciiFiles;
+std::shared_mutex asciiFilesMu;
+
+bool scanAscii(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        for (std::streamsize i = 0; i < in.gcount(); ++i)
+            if (static_cast<unsigned char>(buf[i]) >= 0x80)
+                return false;
+        if (!in)
+            break;
+    }
+    return true;
+}
+
+} // namespace
+
+bool isAsciiFile(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+        return true; // nothing to read: every column maps to itself
+    const int64_t mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    {
+        std::shared_lock lock(asciiFilesMu);
+        auto it = asciiFiles.find(path);
+        if (it != asciiFiles.end() && it->second.mtimeNs == mtimeNs &&
+            it->second.size == int64_t(st.st_size))
+            return it->second.ascii;
+    }
+    const bool ascii = scanAscii(path);
+    std::unique_lock lock(asciiFilesMu);
+    asciiFiles[path] = {mtimeNs, int64_t(st.st_size), ascii};
+    return ascii;
+}
+
 std::string_view SourceLines::line(const std::string& path, uint32_t line) {
     auto it = files_.find(path);
     if (it == files_.end()) {
@@ -68,7 +118,7 @@ std::string_view SourceLines::line(const std::string& path, uint32_t line) {
 }
 
 Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_t character) {
-    if (encoding_ == PositionEncoding::Utf8)
+    if (encoding_ == PositionEncoding::Utf8 || isAsciiFile(path))
         return {line + 1, character + 1};
     return {line + 1, byteOffsetFromUtf16(lines_.line(path, line + 1), character) + 1};
 }
@@ -76,7 +126,7 @@ Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_
 QJsonObject PositionMapper::toLsp(const std::string& path, Position position) {
     const uint32_t line = position.line ? position.line - 1 : 0;
     const uint32_t byteOffset = position.column ? position.column - 1 : 0;
-    const uint32_t character = encoding_ == PositionEncoding::Utf8
+    const uint32_t character = encoding_ == PositionEncoding::Utf8 || isAsciiFile(path)
                                    ? byteOffset
                                    : utf16FromByteOffset(lines_.line(path, line + 1), byteOffset);
     return QJsonObject{{"line", qint64(line)}, {"character", qint64(character)}};

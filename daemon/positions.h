@@ -27,6 +27,10 @@ uint32_t utf16FromByteOffset(std::string_view line, uint32_t byteOffset);
 /// The byte offset of UTF-16 offset `units` within `line`; past the end, one byte per unit.
 uint32_t byteOffsetFromUtf16(std::string_view line, uint32_t units);
 
+/// Whether a file holds only ASCII bytes (then UTF-16 columns are byte columns and its lines
+/// need not be read). Cached process-wide by path, mtime and size; thread-safe.
+bool isAsciiFile(const std::string& path);
+
 /// The lines of the files a request touches, each file read at most once. Not thread-safe: one
 /// per request.
 class SourceLines {

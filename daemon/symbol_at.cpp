@@ -55,10 +55,13 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
         // names for those alone.
         if (r.location.line != cursor.line || r.location.column > cursor.column)
             continue;
+        // The spelling at the start must reach the cursor too (when the line is known): skip
+        // the name lookup, a store query, for references that end before it.
+        const uint32_t spelled = identifierLength(lineText, r.location.column - 1);
+        if (!lineText.empty() && r.location.column + spelled < cursor.column)
+            continue;
         std::optional<std::string> name = nameOf(r.usrHash);
-        const uint32_t length = name && !name->empty()
-                                    ? uint32_t(name->size())
-                                    : identifierLength(lineText, r.location.column - 1);
+        const uint32_t length = name && !name->empty() ? uint32_t(name->size()) : spelled;
         consider(r.usrHash, r.location, length, false);
     }
     if (!best)
