@@ -117,8 +117,17 @@ std::string_view SourceLines::line(const std::string& path, uint32_t line) {
     return it->second[line - 1];
 }
 
+bool PositionMapper::needsConversion(const std::string& path) {
+    if (encoding_ == PositionEncoding::Utf8)
+        return false;
+    auto [it, inserted] = needsConversion_.try_emplace(path, false);
+    if (inserted)
+        it->second = !isAsciiFile(path);
+    return it->second;
+}
+
 Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_t character) {
-    if (encoding_ == PositionEncoding::Utf8 || isAsciiFile(path))
+    if (!needsConversion(path))
         return {line + 1, character + 1};
     return {line + 1, byteOffsetFromUtf16(lines_.line(path, line + 1), character) + 1};
 }
@@ -126,7 +135,7 @@ Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_
 QJsonObject PositionMapper::toLsp(const std::string& path, Position position) {
     const uint32_t line = position.line ? position.line - 1 : 0;
     const uint32_t byteOffset = position.column ? position.column - 1 : 0;
-    const uint32_t character = encoding_ == PositionEncoding::Utf8 || isAsciiFile(path)
+    const uint32_t character = !needsConversion(path)
                                    ? byteOffset
                                    : utf16FromByteOffset(lines_.line(path, line + 1), byteOffset);
     return QJsonObject{{"line", qint64(line)}, {"character", qint64(character)}};

@@ -61,8 +61,13 @@ public:
     SourceLines& lines() { return lines_; }
 
 private:
+    /// Whether columns of `path` need converting (UTF-16 and not all ASCII); asked once per file
+    /// and request.
+    bool needsConversion(const std::string& path);
+
     PositionEncoding encoding_;
     SourceLines lines_;
+    std::unordered_map<std::string, bool> needsConversion_;
 };
 
 /// "file:///a/b%20c.cpp" for "/a/b c.cpp".

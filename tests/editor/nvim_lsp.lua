@@ -1,10 +1,11 @@
 -- Neovim's built-in LSP client (vim.lsp, Neovim 0.7) against `symdex lsp`, headless:
---   SYMDEX_BIN=build/cli/symdex SYMDEX_ROOT=/tmp/tree nvim --headless -u NONE -c 'luafile nvim_lsp.lua'
--- SYMDEX_ROOT is a copy of tests/fixtures/golden with a compile_commands.json. It jumps to a
+--   PATH=build/cli:$PATH SYMDEX_ROOT=/tmp/tree SYMDEX_NVIM_CONFIG=tests/editor/symdex.lua \
+--     nvim --headless -u NONE -c 'luafile nvim_lsp.lua'     (from SYMDEX_ROOT)
+-- SYMDEX_ROOT is a copy of tests/fixtures/golden with a compile_commands.json. It loads the
+-- README's configuration (SYMDEX_NVIM_CONFIG), opens a file, jumps to a
 -- definition and lists references the way a user does (vim.lsp.buf.definition/references) and
 -- checks where the cursor and the quickfix list end up. Exits 0 on success, 1 with a message.
 local root = assert(os.getenv('SYMDEX_ROOT'), 'SYMDEX_ROOT is not set')
-local symdex = assert(os.getenv('SYMDEX_BIN'), 'SYMDEX_BIN is not set')
 
 local function finish(ok, message)
   io.stderr:write((ok and 'ok: ' or 'FAIL: ') .. message .. '\n')
@@ -18,21 +19,23 @@ local function check(condition, message)
   end
 end
 
--- The configuration the README shows, minus autostart: start and attach explicitly.
-local client_id = vim.lsp.start_client({
-  name = 'symdex',
-  cmd = { symdex, 'lsp', '--root', root },
-  root_dir = root,
-})
-check(client_id ~= nil, 'vim.lsp.start_client failed')
+-- The configuration the README shows (tests/editor/symdex.lua), as a user has it: files of type
+-- cpp start the client and attach to it.
+vim.cmd('filetype on')
+vim.cmd('luafile ' .. os.getenv('SYMDEX_NVIM_CONFIG'))
 
 vim.cmd('edit ' .. root .. '/src/main.cpp')
 local buf = vim.api.nvim_get_current_buf()
-vim.lsp.buf_attach_client(buf, client_id)
+local client_id = nil
 check(vim.wait(30000, function()
-  local c = vim.lsp.get_client_by_id(client_id)
-  return c ~= nil and c.initialized
-end, 50), 'the server did not initialize')
+  for _, c in pairs(vim.lsp.buf_get_clients(buf)) do
+    if c.name == 'symdex' and c.initialized then
+      client_id = c.id
+      return true
+    end
+  end
+  return false
+end, 50), 'no symdex client attached to ' .. root .. '/src/main.cpp and initialized')
 local client = vim.lsp.get_client_by_id(client_id)
 
 -- The daemon indexes on start: wait until its first run is over.
@@ -55,8 +58,7 @@ check(vim.api.nvim_buf_get_name(0) == root .. '/src/main.cpp', 'definition opene
 
 -- Find references of geo::scale(int) from its definition in util.cpp:5 "int scale(int value)",
 -- declaration included (Neovim asks with includeDeclaration = true).
-vim.cmd('edit ' .. root .. '/src/util.cpp')
-vim.lsp.buf_attach_client(vim.api.nvim_get_current_buf(), client_id)
+vim.cmd('edit ' .. root .. '/src/util.cpp') -- attached by the FileType autocommand
 vim.api.nvim_win_set_cursor(0, { 5, 5 })
 vim.fn.setqflist({}, 'r')
 vim.lsp.buf.references()

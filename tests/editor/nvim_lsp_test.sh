@@ -32,5 +32,5 @@ sources=(src/circle.cpp src/util.cpp src/main.cpp src/broken.cpp)
 } >"$root/compile_commands.json"
 
 cd "$root"
-SYMDEX_BIN=$symdex SYMDEX_ROOT=$root timeout 180 \
+PATH=$(dirname "$symdex"):$PATH SYMDEX_ROOT=$root SYMDEX_NVIM_CONFIG=$here/symdex.lua timeout 180 \
   nvim --headless -u NONE -i NONE -n -c "luafile $here/nvim_lsp.lua"
