@@ -168,6 +168,40 @@ PhaseResult runPhase(const std::string& socket, const std::vector<Target>& targe
     return total;
 }
 
+/// Phase 1: the clients run while the daemon re-indexes every TU, asked again whenever a run
+/// ends, so the whole phase overlaps indexing.
+PhaseResult runWhileIndexing(RpcClient& monitor, const std::string& socket,
+                             const std::vector<Target>& targets, int clients, int queries,
+                             double* seconds, int* runs) {
+    std::atomic<bool> phaseDone{false};
+    monitor.call("symdex/index", QJsonObject{{"force", true}});
+    std::thread keeper([&] {
+        while (!phaseDone) {
+            if (monitor.waitForNotification("symdex/reindexed", std::chrono::milliseconds(200))) {
+                ++*runs;
+                if (!phaseDone)
+                    monitor.call("symdex/index", QJsonObject{{"force", true}});
+            }
+        }
+    });
+    const auto start = Clock::now();
+    PhaseResult result = runPhase(socket, targets, clients, queries, 1);
+    *seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    phaseDone = true;
+    keeper.join();
+    return result;
+}
+
+/// Waits until the last forced run is over.
+void waitUntilIdle(RpcClient& monitor) {
+    for (;;) {
+        const QJsonObject st = monitor.call("symdex/status").toObject();
+        if (st["state"].toString() == "idle" && !st["queue"]["runPending"].toBool())
+            return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
 double ms(uint64_t ns) {
     return double(ns) / 1e6;
 }
@@ -229,41 +263,21 @@ int main(int argc, char** argv) {
                 db->commands.size(), stats["files"].toInteger(), stats["symbols"].toInteger(), cold,
                 targets.size(), clients, queries);
 
-    // Phase 1: keep the daemon re-indexing everything while the clients run.
-    std::atomic<bool> phaseDone{false};
-    std::atomic<int> runs{0};
-    monitor->call("symdex/index", QJsonObject{{"force", true}});
-    std::thread keeper([&] {
-        while (!phaseDone) {
-            if (monitor->waitForNotification("symdex/reindexed", std::chrono::milliseconds(200))) {
-                ++runs;
-                if (!phaseDone)
-                    monitor->call("symdex/index", QJsonObject{{"force", true}});
-            }
-        }
-    });
-    auto start = Clock::now();
-    const PhaseResult busy = runPhase(socket, targets, clients, queries, 1);
-    const double busySeconds = std::chrono::duration<double>(Clock::now() - start).count();
-    phaseDone = true;
-    keeper.join();
-    // Let the last forced run finish before the idle phase.
-    for (;;) {
-        const QJsonObject st = monitor->call("symdex/status").toObject();
-        if (st["state"].toString() == "idle" && !st["queue"]["runPending"].toBool())
-            break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    start = Clock::now();
+    double busySeconds = 0, idleSeconds = 0;
+    int runs = 0;
+    const PhaseResult busy =
+        runWhileIndexing(*monitor, socket, targets, clients, queries, &busySeconds, &runs);
+    waitUntilIdle(*monitor);
+    const auto start = Clock::now();
     const PhaseResult idle = runPhase(socket, targets, clients, queries, 1);
-    const double idleSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+    idleSeconds = std::chrono::duration<double>(Clock::now() - start).count();
 
     std::printf("\n%-22s %8s %6s %9s | %7s %8s %8s %8s %7s | %8s %8s\n", "phase", "queries",
                 "errors", "wall", "defs", "p50 ms", "p99 ms", "max ms", "found", "all p99",
                 "all max");
     printPhase("during re-indexing", busy, busySeconds);
     printPhase("idle", idle, idleSeconds);
-    std::printf("(%d forced full re-index runs completed during the first phase)\n", runs.load());
+    std::printf("(%d forced full re-index runs completed during the first phase)\n", runs);
 
     ::kill(pid, SIGTERM);
     int status = 0;

@@ -101,12 +101,23 @@ DaemonProcess::~DaemonProcess() {
     ::kill(pid_, SIGTERM);
     for (int i = 0; i < 3000; ++i) {
         int status;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_)
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            checkExit(status);
             return;
+        }
         std::this_thread::sleep_for(10ms);
     }
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
+    FAIL_CHECK("symdexd did not exit within 30 s of SIGTERM:\n" << log());
+}
+
+void DaemonProcess::checkExit(int status) const {
+    // A sanitizer report in the daemon (a child process) must fail the test that ran it.
+    const std::string text = log();
+    if (exitStatus(status) != 0 || text.find("Sanitizer") != std::string::npos ||
+        text.find("runtime error:") != std::string::npos)
+        FAIL_CHECK("symdexd exited with status " << exitStatus(status) << ":\n" << text);
 }
 
 std::unique_ptr<daemon::RpcClient> DaemonProcess::client(bool initialize) const {
@@ -125,6 +136,7 @@ int DaemonProcess::terminate() {
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
+    checkExit(status);
     return exitStatus(status);
 }
 

@@ -34,7 +34,8 @@ class DaemonProcess {
 public:
     /// Starts symdexd on `tree` with `args` added; waits until it accepts connections.
     DaemonProcess(const FixtureTree& tree, std::vector<std::string> args = {});
-    /// SIGTERM, then SIGKILL if it has not exited within 30 s.
+    /// SIGTERM, then SIGKILL if it has not exited within 30 s; fails the test unless it exited 0
+    /// without a sanitizer report.
     ~DaemonProcess();
 
     const std::string& socket() const { return socket_; }
@@ -47,6 +48,9 @@ public:
     std::string log() const;
 
 private:
+    /// Fails the running test if the daemon did not exit 0 or logged a sanitizer report.
+    void checkExit(int status) const;
+
     std::string socket_;
     std::string logPath_;
     pid_t pid_ = -1;
