@@ -207,8 +207,9 @@ void Connection::handleResponse(const Message& m) {
 
 void Connection::indexRunStarted(uint64_t run) {
     runActive_ = true;
-    if (!initialized_ || !clientSupportsProgress_ || progress_ != Progress::None)
+    if (!initialized_ || !clientSupportsProgress_)
         return;
+    // A create the client never answered is forgotten: its late answer names an old token.
     progressToken_ = QString("symdex-index-%1").arg(run);
     progress_ = Progress::Creating;
     // The token doubles as the request id: the response names the token it created.

@@ -259,6 +259,41 @@ TEST_CASE("daemon: an edited header re-indexes exactly the TUs that include it",
     }
 }
 
+TEST_CASE("daemon: clients that support it get work-done progress while it indexes", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client(/*initialize=*/false);
+    client->initialize(QJsonObject{{"window", QJsonObject{{"workDoneProgress", true}}}});
+    waitUntilIdle(*client);
+    client->notifications().clear(); // the start-up run's messages, answered or not
+    client->call("symdex/index", QJsonObject{{"force", true}});
+    Strings seen;
+    QString token;
+    for (bool done = false; !done;) {
+        const std::optional<QJsonObject> m = client->receive(60s);
+        REQUIRE(m);
+        const QString method = (*m)["method"].toString();
+        if (method == "window/workDoneProgress/create") {
+            token = (*m)["params"]["token"].toString();
+            client->sendRaw(daemon::frame(daemon::makeResult((*m)["id"], QJsonValue::Null)));
+            seen.push_back("create");
+        } else if (method == "$/progress") {
+            CHECK((*m)["params"]["token"].toString() == token);
+            const QJsonObject value = (*m)["params"]["value"].toObject();
+            const std::string kind = value["kind"].toString().toStdString();
+            if (seen.empty() || seen.back() != kind) // reports may repeat
+                seen.push_back(kind);
+            if (kind == "end")
+                CHECK(value["message"].toString() == "4 TUs parsed");
+        } else if (method == "symdex/reindexed") {
+            done = true;
+        }
+    }
+    // The run may end before the 250 ms report tick: reports are optional.
+    std::erase(seen, "report");
+    CHECK(seen == Strings{"create", "begin", "end"});
+}
+
 TEST_CASE("daemon: bad input gets an error and harms nobody else", "[daemon]") {
     FixtureTree tree;
     DaemonProcess daemon(tree);
