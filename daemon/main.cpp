@@ -4,6 +4,7 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <tbb/global_control.h>
 
 #include <cstdio>
 
@@ -21,6 +22,23 @@ unsigned countOption(const QCommandLineParser& parser, const char* name, int max
         std::exit(2);
     }
     return unsigned(n);
+}
+
+/// Runs the daemon until SIGTERM or SIGINT; the process's exit status.
+int serve(QCoreApplication& app, symdex::daemon::Daemon& daemon) {
+    symdex::daemon::TerminationSignals termination;
+    QObject::connect(&termination, &symdex::daemon::TerminationSignals::received, &app,
+                     [&](int sig) {
+                         std::fprintf(stderr, "symdexd: signal %d, stopping\n", sig);
+                         daemon.stop();
+                         QCoreApplication::exit(0);
+                     });
+    std::string error;
+    if (!daemon.start(&error)) {
+        std::fprintf(stderr, "symdexd: %s\n", error.c_str());
+        return 1;
+    }
+    return app.exec();
 }
 
 } // namespace
@@ -65,18 +83,14 @@ int main(int argc, char** argv) {
     if (parser.isSet("debounce"))
         options.debounce = std::chrono::milliseconds(countOption(parser, "debounce", 60000));
 
-    symdex::daemon::Daemon daemon(options);
-    symdex::daemon::TerminationSignals termination;
-    QObject::connect(&termination, &symdex::daemon::TerminationSignals::received, &app,
-                     [&](int sig) {
-                         std::fprintf(stderr, "symdexd: signal %d, stopping\n", sig);
-                         daemon.stop();
-                         QCoreApplication::exit(0);
-                     });
-    std::string error;
-    if (!daemon.start(&error)) {
-        std::fprintf(stderr, "symdexd: %s\n", error.c_str());
-        return 1;
+    // Lets exit wait for TBB's worker threads, so nothing of the last index run is still being
+    // torn down (or reported as leaked) when the process ends.
+    tbb::task_scheduler_handle tbbHandle{tbb::attach{}};
+    int status;
+    {
+        symdex::daemon::Daemon daemon(options);
+        status = serve(app, daemon);
     }
-    return app.exec();
+    tbb::finalize(tbbHandle, std::nothrow);
+    return status;
 }

@@ -18,8 +18,10 @@ tbb_libdir=$("$root/scripts/tsan-tbb.sh" | tail -n1)
 BUILD_TYPE=Debug BUILD_DIR="$root/build-thread" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=thread -DSYMDEX_TESTS_ONLY=ON -DSYMDEX_TSAN_TBB_LIBDIR="$tbb_libdir"
 # The whole point of that libtbb: make sure the tests really load it.
-ldd "$root/build-thread/tests/index_test" | grep -q "$tbb_libdir/libtbb.so.12" ||
-  { echo "test.sh: the TSan tests do not load $tbb_libdir/libtbb.so.12" >&2; exit 1; }
+for binary in tests/index_test cli/symdexd; do
+  ldd "$root/build-thread/$binary" | grep -q "$tbb_libdir/libtbb.so.12" ||
+    { echo "test.sh: the TSan $binary does not load $tbb_libdir/libtbb.so.12" >&2; exit 1; }
+done
 (cd "$root/build-thread" && ctest -j"$jobs" --output-on-failure)
 
 section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer and daemon tests"
