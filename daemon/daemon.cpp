@@ -84,7 +84,8 @@ bool Daemon::start(std::string* error) {
     ServerOptions serverOptions;
     serverOptions.queryThreads = options_.queryThreads;
     server_ = std::make_unique<Server>(*context_, *mailbox_, serverOptions);
-    context_->serverFigures = [this] { return server_->figures(); };
+    // The Server, not server_: workers may ask while stop() resets server_.
+    context_->serverFigures = [server = server_.get()] { return server->figures(); };
     if (!server_->listen(socketPath_, error))
         return false;
     watcher_ = std::make_unique<Watcher>(options_.debounce, [this](std::vector<std::string> paths) {

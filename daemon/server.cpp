@@ -40,8 +40,9 @@ Server::Server(ServerContext& context, Mailbox& mailbox, ServerOptions options)
 }
 
 Server::~Server() {
+    // Workers first: a task may still read figures() (symdex/status) or post to the mailbox.
+    workers_->shutdown();
     close();
-    workers_.reset();
 }
 
 bool Server::listen(const std::string& path, std::string* error) {

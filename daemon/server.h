@@ -66,7 +66,7 @@ private:
     uint64_t currentRun_ = 0;
     std::atomic<size_t> connectionCount_{0}; // read by workers (status)
     std::atomic<uint64_t> requestsAnswered_{0};
-    std::unique_ptr<WorkerPool> workers_; // last: joined first, while the rest still exists
+    std::unique_ptr<WorkerPool> workers_; // joined first in ~Server, while the rest still exists
 };
 
 } // namespace symdex::daemon

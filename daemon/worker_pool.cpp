@@ -15,13 +15,18 @@ WorkerPool::WorkerPool(unsigned threads, const char* name) {
 }
 
 WorkerPool::~WorkerPool() {
+    shutdown();
+}
+
+void WorkerPool::shutdown() {
     {
         std::lock_guard lock(tasksMu_);
         stopping_ = true;
     }
     tasksChanged_.notify_all();
     for (std::thread& t : threads_)
-        t.join();
+        if (t.joinable())
+            t.join();
 }
 
 void WorkerPool::post(std::function<void()> task) {

@@ -17,13 +17,16 @@ class WorkerPool {
 public:
     /// Starts `threads` threads named `<name>-N`.
     WorkerPool(unsigned threads, const char* name);
-    /// Finishes the tasks already queued, then joins the threads.
+    /// shutdown().
     ~WorkerPool();
     WorkerPool(const WorkerPool&) = delete;
     WorkerPool& operator=(const WorkerPool&) = delete;
 
     /// Queues `task`. Thread-safe. A task must not throw.
     void post(std::function<void()> task);
+    /// Finishes the tasks already queued, then joins the threads. Idempotent; post() after it
+    /// is not allowed. The pool stays usable for queued() and threads().
+    void shutdown();
     /// Tasks queued and not yet started.
     size_t queued() const;
     unsigned threads() const { return unsigned(threads_.size()); }
