@@ -279,14 +279,15 @@ TEST_CASE("daemon: clients that support it get work-done progress while it index
             m = client->receive(60s);
         }
         REQUIRE(m);
-        const QString method = (*m)["method"].toString();
+        const QJsonObject& message = *m;
+        const QString method = message["method"].toString();
         if (method == "window/workDoneProgress/create") {
-            token = (*m)["params"]["token"].toString();
-            client->sendRaw(daemon::frame(daemon::makeResult((*m)["id"], QJsonValue::Null)));
+            token = message["params"]["token"].toString();
+            client->sendRaw(daemon::frame(daemon::makeResult(message["id"], QJsonValue::Null)));
             seen.push_back("create");
         } else if (method == "$/progress") {
-            CHECK((*m)["params"]["token"].toString() == token);
-            const QJsonObject value = (*m)["params"]["value"].toObject();
+            CHECK(message["params"]["token"].toString() == token);
+            const QJsonObject value = message["params"]["value"].toObject();
             const std::string kind = value["kind"].toString().toStdString();
             if (seen.empty() || seen.back() != kind) // reports may repeat
                 seen.push_back(kind);
