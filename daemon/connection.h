@@ -23,8 +23,10 @@ class Server;
 struct MethodSpec;
 
 struct ConnectionLimits {
-    /// Requests of one client being answered at once; more wait, unread, in the socket.
-    size_t maxInFlight = 64;
+    /// Requests of one client being answered at once; more wait, unread, in the socket. The
+    /// workers' queue is first come, first served: this bounds how many tasks of one flooding
+    /// client a request of another can find ahead of it.
+    size_t maxInFlight = 8;
     /// Reply bytes a client may leave unread before it is disconnected.
     size_t maxPendingWriteBytes = size_t(64) << 20;
 };
