@@ -36,6 +36,15 @@ QFont font(double pixels, bool bold = false) {
     return f;
 }
 
+/// A power of ten of microseconds as people read it: "100 µs", "10 ms", "1 s".
+QString durationLabel(double microseconds) {
+    if (microseconds >= 1e6)
+        return QString::number(microseconds / 1e6, 'g', 3) + " s";
+    if (microseconds >= 1e3)
+        return QString::number(microseconds / 1e3, 'g', 3) + " ms";
+    return QString::number(microseconds, 'g', 3) + QString::fromUtf8(" \u00b5s");
+}
+
 /// A legend entry: a line (solid or dashed) and a label.
 struct LegendEntry {
     QString label;
@@ -48,7 +57,7 @@ class Plot {
 public:
     Plot(QPainter& painter, const QRectF& panel, const QString& title, const QString& xLabel,
          const QString& yLabel)
-        : painter_(painter), panel_(panel), area_(panel.adjusted(78, 44, -20, -58)), title_(title),
+        : painter_(painter), panel_(panel), area_(panel.adjusted(96, 44, -20, -58)), title_(title),
           xLabel_(xLabel), yLabel_(yLabel) {}
 
     void setX(double min, double max) { xMin_ = min, xMax_ = max; }
@@ -140,7 +149,7 @@ private:
             for (double v = std::pow(10, std::floor(std::log10(yMin_))); v <= yMax_ * 1.0001;
                  v *= 10)
                 if (v >= yMin_ * 0.9999)
-                    ticks.emplace_back(v, QString::number(v, 'g', 6));
+                    ticks.emplace_back(v, durationLabel(v));
             return ticks;
         }
         const double raw = (yMax_ - yMin_) / 5;
@@ -268,7 +277,7 @@ void paintLatency(QPainter& painter, const QRectF& panel, const std::vector<Resu
     const unsigned at = threads.empty() ? 1 : threads.back();
     Plot plot(painter, panel,
               what + " latency at " + QString::number(at) + " thread" + (at == 1 ? "" : "s"),
-              "percentile", "client-side latency, microseconds (log)");
+              "percentile", "client-side latency (log scale)");
     plot.setX(-0.4, double(kPercentileNames.size()) - 0.6);
     double low = 1e12, high = 0;
     std::vector<std::pair<const ResultRow*, bool>> series; // row, idle?
@@ -285,8 +294,11 @@ void paintLatency(QPainter& painter, const QRectF& panel, const std::vector<Resu
             }
     if (high <= 0)
         low = 1, high = 10;
-    plot.setY(std::pow(10, std::floor(std::log10(low))), std::pow(10, std::ceil(std::log10(high))),
-              true);
+    // Decades above the data, for the legend in the top corner.
+    const double bottom = std::floor(std::log10(low));
+    const double decades = std::ceil(std::log10(high)) - bottom;
+    plot.setY(std::pow(10, bottom),
+              std::pow(10, bottom + decades + std::ceil(std::max(1.0, decades) * 0.4)), true);
     std::vector<std::pair<double, QString>> ticks;
     for (size_t i = 0; i < kPercentileNames.size(); ++i)
         ticks.emplace_back(double(i), kPercentileNames[i]);
