@@ -403,7 +403,7 @@ std::vector<std::pair<std::string, uint64_t>>
 SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
     for (int attempt = 0;; ++attempt) {
         try {
-            lmdb::Txn txn = lmdb::Txn::begin(env, /*readOnly=*/false);
+            lmdb::Txn txn = beginTxn(/*readOnly=*/false);
             WriteContext context(txn, *this);
             for (const WriteOp& op : batch) {
                 if (const auto* tu = std::get_if<PendingTu>(&op))
@@ -419,8 +419,7 @@ SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
         }
         // The transaction is gone (aborted by ~Txn or by the failed commit); grow the map while no
         // reader of this process is inside a transaction, then redo the whole batch.
-        std::unique_lock resize(mapResizeMu);
-        env.setMapSize(env.mapSize() * 2);
+        resizeMap(env.mapSize() * 2);
         std::unique_lock lock(queueMu, std::defer_lock);
         lockCounted(lock, LockClass::CommitQueue);
         ++commitStats.mapGrowths;
