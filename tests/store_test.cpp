@@ -12,11 +12,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <thread>
-
-extern char** environ;
 
 using namespace symdex;
 using symdex::test::TempDir;
@@ -266,20 +262,7 @@ TEST_CASE("a reader adopts a map another process grew, once its other queries ar
     }
 
     // Another process grows the map past this process's mapping.
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-    const std::string env = "SYMDEX_GROW_STORE=" + storeDir.string();
-    std::vector<char*> argv{const_cast<char*>(self.c_str()), const_cast<char*>("[grow-child]"),
-                            nullptr};
-    std::vector<char*> envp{const_cast<char*>(env.c_str())}; // and the sanitizers' options
-    for (char** e = environ; *e; ++e)
-        envp.push_back(*e);
-    envp.push_back(nullptr);
-    pid_t child = 0;
-    REQUIRE(posix_spawn(&child, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) == 0);
-    int status = 0;
-    REQUIRE(waitpid(child, &status, 0) == child);
-    REQUIRE(WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) == 0);
+    REQUIRE(test::runChildTest("[grow-child]", {"SYMDEX_GROW_STORE=" + storeDir.string()}) == 0);
 
     // Thread B's query must adopt the new size, which it may only do once A's transaction ended.
     std::atomic<bool> bDone{false};
