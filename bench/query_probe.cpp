@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <set>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 namespace symdex {
 
@@ -61,6 +62,10 @@ void QueryProbe::loop() {
         result_.found += found;
     }
     result_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    result_.userSeconds = double(usage.ru_utime.tv_sec) + double(usage.ru_utime.tv_usec) / 1e6;
+    result_.sysSeconds = double(usage.ru_stime.tv_sec) + double(usage.ru_stime.tv_usec) / 1e6;
 }
 
 std::vector<std::string> sampleNames(const SymbolStore& store, size_t count) {

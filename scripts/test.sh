@@ -12,7 +12,7 @@ section "build and test (RelWithDebInfo)"
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 (cd "$root/build" && ctest -j"$jobs" --output-on-failure)
 
-section "ThreadSanitizer: store and indexer tests, against a TSan-instrumented libtbb"
+section "ThreadSanitizer: store, indexer and bench-core tests, against a TSan-instrumented libtbb"
 tbb_libdir=$("$root/scripts/tsan-tbb.sh" | tail -n1)
 BUILD_TYPE=Debug BUILD_DIR="$root/build-thread" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=thread -DSYMDEX_TESTS_ONLY=ON -DSYMDEX_TSAN_TBB_LIBDIR="$tbb_libdir"
@@ -21,7 +21,7 @@ ldd "$root/build-thread/tests/index_test" | grep -q "$tbb_libdir/libtbb.so.12" |
   { echo "test.sh: the TSan tests do not load $tbb_libdir/libtbb.so.12" >&2; exit 1; }
 (cd "$root/build-thread" && ctest -j"$jobs" --output-on-failure)
 
-section "AddressSanitizer + UndefinedBehaviorSanitizer: store and indexer tests"
+section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer and bench-core tests"
 BUILD_TYPE=Debug BUILD_DIR="$root/build-address" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=address -DSYMDEX_TESTS_ONLY=ON
 (cd "$root/build-address" && ctest -j"$jobs" --output-on-failure)
