@@ -13,7 +13,7 @@ bool parseCommandLine(QCommandLineParser& parser, const QStringList& args, const
         throw UsageError{parser.errorText().toStdString() +
                          " (see: " + args.value(0).toStdString() + " --help)"};
     if (parser.isSet(help)) {
-        std::cout << parser.helpText().replace("symdex", args.value(0)).toStdString();
+        std::cout << parser.helpText().replace("<executable_name>", args.value(0)).toStdString();
         return false;
     }
     return true;

@@ -6,7 +6,6 @@
 #include <tbb/concurrent_vector.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
-#include <tbb/task_scheduler_observer.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,21 +24,18 @@ double seconds(const timeval& tv) {
     return double(tv.tv_sec) + double(tv.tv_usec) / 1e6;
 }
 
-/// Names the arena's worker threads `indexer-N` (visible in top -H, perf, gdb).
-class WorkerNamer : public tbb::task_scheduler_observer {
-public:
-    explicit WorkerNamer(tbb::task_arena& arena) : tbb::task_scheduler_observer(arena) {
-        observe(true);
-    }
-    ~WorkerNamer() override { observe(false); }
-    void on_scheduler_entry(bool isWorker) override {
-        if (isWorker) {
-            std::string name =
-                "indexer-" + std::to_string(tbb::this_task_arena::current_thread_index());
-            pthread_setname_np(pthread_self(), name.c_str());
-        }
-    }
-};
+/// Names a TBB worker thread `indexer-N` (visible in top -H, perf, gdb) when it starts parsing.
+/// Not through a tbb::task_scheduler_observer: oneTBB frees an observer's proxy on a worker thread
+/// when one is still using it, and LeakSanitizer found it not freed by exit in some runs. The
+/// thread that called run() also parses in the arena, and keeps its own name.
+void nameWorker(std::thread::id caller, int slot) {
+    thread_local int named = -1;
+    if (std::this_thread::get_id() == caller || named == slot)
+        return;
+    named = slot;
+    const std::string name = "indexer-" + std::to_string(slot);
+    pthread_setname_np(pthread_self(), name.c_str());
+}
 
 /// What the store held when the run started.
 struct StoreSnapshot {
@@ -100,7 +96,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     const size_t n = db.commands.size();
 
     tbb::task_arena arena{static_cast<int>(threads_)};
-    WorkerNamer namer(arena);
+    const std::thread::id caller = std::this_thread::get_id();
     FileStamps stamps;
     const StoreSnapshot before(store_);
 
@@ -207,6 +203,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
                 size_t(0), size_t(threads_),
                 [&](size_t) {
                     const int slot = tbb::this_task_arena::current_thread_index();
+                    nameWorker(caller, slot);
                     SlotCounters& counters = slots_[slot];
                     ParseSession& session = *sessions[sessions.size() == 1 ? 0 : size_t(slot)];
                     // One ticket per TU, taken in cost order.

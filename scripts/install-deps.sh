@@ -5,7 +5,9 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config libstdc++-12-dev
-  qt6-base-dev        # Qt 6 Core/Network: JSON, command line, the daemon's local socket
+  qt6-base-dev        # Qt 6 Core/Network: JSON, command line, the daemon's socket; Gui: bench chart
+  qt6-svg-dev         # the bench chart as SVG (QSvgGenerator)
+  fonts-dejavu-core   # text in the bench chart's PNG (the offscreen platform needs a font)
   libclang-16-dev     # the pinned libclang (see README: why 16)
   liblmdb-dev         # the symbol store
   libtbb-dev          # the task arena

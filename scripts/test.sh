@@ -13,7 +13,7 @@ section "build and test (RelWithDebInfo)"
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 (cd "$root/build" && ctest -j"$jobs" --output-on-failure)
 
-section "ThreadSanitizer: store, indexer and daemon tests, against a TSan-instrumented libtbb"
+section "ThreadSanitizer: store, indexer, daemon and bench-core tests, against a TSan-instrumented libtbb"
 tbb_libdir=$("$root/scripts/tsan-tbb.sh" | tail -n1)
 BUILD_TYPE=Debug BUILD_DIR="$root/build-thread" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=thread -DSYMDEX_TESTS_ONLY=ON -DSYMDEX_TSAN_TBB_LIBDIR="$tbb_libdir"
@@ -24,7 +24,7 @@ for binary in tests/index_test cli/symdexd; do
 done
 (cd "$root/build-thread" && ctest -j"$jobs" --output-on-failure)
 
-section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer and daemon tests"
+section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer, daemon and bench-core tests"
 BUILD_TYPE=Debug BUILD_DIR="$root/build-address" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=address -DSYMDEX_TESTS_ONLY=ON
 (cd "$root/build-address" && ctest -j"$jobs" --output-on-failure)

@@ -43,7 +43,7 @@ size_t Env::mapSize() const {
     return info.me_mapsize;
 }
 
-void Env::setMapSize(size_t bytes) {
+void Env::setMapSize(size_t bytes) const {
     check(mdb_env_set_mapsize(env_, bytes), "mdb_env_set_mapsize");
 }
 
@@ -61,13 +61,8 @@ Txn& Txn::operator=(Txn&& other) noexcept {
 
 Txn Txn::begin(const Env& env, bool readOnly) {
     Txn txn;
-    int rc = mdb_txn_begin(env.get(), nullptr, readOnly ? MDB_RDONLY : 0, &txn.txn_);
-    if (rc == MDB_MAP_RESIZED) {
-        // Another process grew the map: adopt its size and try again (lmdb.h, MDB_MAP_RESIZED).
-        check(mdb_env_set_mapsize(env.get(), 0), "mdb_env_set_mapsize(0)");
-        rc = mdb_txn_begin(env.get(), nullptr, readOnly ? MDB_RDONLY : 0, &txn.txn_);
-    }
-    check(rc, readOnly ? "begin read transaction" : "begin write transaction");
+    check(mdb_txn_begin(env.get(), nullptr, readOnly ? MDB_RDONLY : 0, &txn.txn_),
+          readOnly ? "begin read transaction" : "begin write transaction");
     return txn;
 }
 

@@ -59,7 +59,8 @@ public:
     /// Current map size in bytes.
     size_t mapSize() const;
     /// Requires that no transaction of this process is active (lmdb.h, mdb_env_set_mapsize).
-    void setMapSize(size_t bytes);
+    /// Const like a handle: it changes the environment, not this wrapper.
+    void setMapSize(size_t bytes) const;
     void sync(bool force);
     MDB_env* get() const { return env_; }
 
@@ -77,6 +78,9 @@ public:
     /// Aborts if neither committed nor aborted.
     ~Txn() { abort(); }
 
+    /// Throws StoreError with lmdbCode() MDB_MAP_RESIZED when another process grew the map: the
+    /// caller adopts the new size (Env::setMapSize(0)) once no transaction of this process is
+    /// active, and begins again.
     static Txn begin(const Env& env, bool readOnly);
     void commit();
     void abort() noexcept;

@@ -24,11 +24,13 @@ uint64_t Overlay::stage(std::shared_ptr<const EncodedFile> file, uint64_t genera
     return version;
 }
 
-bool Overlay::isNewest(const std::string& path, uint64_t version) const {
+Overlay::Newest Overlay::newest(const std::string& path) const {
     const Stripe& stripe = stripeOf(path);
     std::shared_lock lock(stripe.mu);
     auto it = stripe.slots.find(path);
-    return it != stripe.slots.end() && it->second.version == version;
+    if (it == stripe.slots.end())
+        return {};
+    return {it->second.staged, it->second.version};
 }
 
 void Overlay::committed(const std::string& path, uint64_t version) {

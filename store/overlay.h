@@ -35,9 +35,14 @@ public:
     /// 0 when this generation already accepted a version with a lower priority number (the store
     /// keeps that one; see IndexedFile::priority). Generation 0 always replaces.
     uint64_t stage(std::shared_ptr<const EncodedFile> file, uint64_t generation);
-    /// Whether `version` is still the newest accepted version of `path` (the writer skips older
-    /// ones: a newer version is queued behind them).
-    bool isNewest(const std::string& path, uint64_t version) const;
+    struct Newest {
+        std::shared_ptr<const EncodedFile> staged; ///< null once that version was committed
+        uint64_t version = 0;                      ///< 0: the path was never staged
+    };
+    /// The newest accepted version of `path`. The writer writes that one, whatever version the
+    /// publication it is committing carried: an older one must not be written, and leaving the
+    /// file out would let a query see it known and empty, a state no publication produced.
+    Newest newest(const std::string& path) const;
     /// The writer committed `version` of `path`: it leaves the overlay unless a newer one came.
     void committed(const std::string& path, uint64_t version);
     /// The file was removed from the store: drops its slot, unless a version published after the

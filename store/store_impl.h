@@ -98,6 +98,12 @@ public:
         lmdb::Txn txn;
     };
     ReadTxn beginRead() const;
+    /// Begins a transaction, adopting a map another process grew first. Requires that the caller
+    /// holds no transaction and no lock on mapResizeMu.
+    lmdb::Txn beginTxn(bool readOnly) const;
+    /// Grows (bytes > 0) or adopts (0) the map size while no transaction of this process is
+    /// active. Requires that the caller holds no transaction and no lock on mapResizeMu.
+    void resizeMap(size_t bytes) const;
 
     // --- Write queue (store_writer.cpp) ---
     std::mutex queueMu;

@@ -130,18 +130,21 @@ public:
     }
 
     void writeTu(const PendingTu& tu) {
-        for (const PendingFile& pending : tu.files) {
-            // An older version of a file is skipped: the newer one is queued behind it.
-            if (!s_.overlay.isNewest(pending.file->record.path, pending.version))
-                continue;
-            writeFile(*pending.file);
-            committed_.emplace_back(pending.file->record.path, pending.version);
-        }
+        for (const PendingFile& pending : tu.files)
+            writeNewest(pending.file->record.path);
         TuRecord record = tu.record;
         record.fileIds.clear();
         record.fileIds.reserve(tu.includedFiles.size());
-        for (const std::string& path : tu.includedFiles)
-            record.fileIds.push_back(fileId(path, /*create=*/true));
+        for (const std::string& path : tu.includedFiles) {
+            uint32_t id = fileId(path, /*create=*/false);
+            if (!id) {
+                // A file new to the store that another TU extracts: write its contents now if
+                // that TU has published them, rather than an empty record first.
+                writeNewest(path);
+                id = fileId(path, /*create=*/true);
+            }
+            record.fileIds.push_back(id);
+        }
         txn_.put(s_.tus, fileIdKey(record.fileIds.front()), encodeTuRecord(record));
     }
 
@@ -152,6 +155,7 @@ public:
         for (const std::string& path : edit.removeFiles) {
             if (uint32_t id = fileId(path, false)) {
                 removeContents(id);
+                written_.erase(path);
                 txn_.del(s_.tus, fileIdKey(id));
                 txn_.del(s_.files, fileIdKey(id));
                 txn_.del(s_.paths, path);
@@ -186,6 +190,22 @@ private:
         record.path = path;
         txn_.put(s_.files, fileIdKey(id), encodeFileRecord(record));
         return id;
+    }
+
+    /// Writes the newest staged version of `path`, unless it is committed already or this
+    /// transaction wrote it. That may be newer than the version the publication being written
+    /// carried: then the newer one goes in now, and is found written when its own publication
+    /// comes (Overlay::newest says why).
+    void writeNewest(const std::string& path) {
+        Overlay::Newest newest = s_.overlay.newest(path);
+        if (!newest.staged)
+            return;
+        auto [it, inserted] = written_.try_emplace(path, newest.version);
+        if (!inserted && it->second == newest.version)
+            return;
+        it->second = newest.version;
+        writeFile(*newest.staged);
+        committed_.emplace_back(path, newest.version);
     }
 
     FileRecord readFile(uint32_t id) {
@@ -268,6 +288,7 @@ private:
     SymbolStore::Impl& s_;
     uint32_t nextFileId_ = 1;
     std::vector<std::pair<std::string, uint64_t>> committed_;
+    std::unordered_map<std::string, uint64_t> written_; ///< path -> staged version written
 };
 
 } // namespace
@@ -382,7 +403,7 @@ std::vector<std::pair<std::string, uint64_t>>
 SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
     for (int attempt = 0;; ++attempt) {
         try {
-            lmdb::Txn txn = lmdb::Txn::begin(env, /*readOnly=*/false);
+            lmdb::Txn txn = beginTxn(/*readOnly=*/false);
             WriteContext context(txn, *this);
             for (const WriteOp& op : batch) {
                 if (const auto* tu = std::get_if<PendingTu>(&op))
@@ -398,8 +419,7 @@ SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
         }
         // The transaction is gone (aborted by ~Txn or by the failed commit); grow the map while no
         // reader of this process is inside a transaction, then redo the whole batch.
-        std::unique_lock resize(mapResizeMu);
-        env.setMapSize(env.mapSize() * 2);
+        resizeMap(env.mapSize() * 2);
         std::unique_lock lock(queueMu, std::defer_lock);
         lockCounted(lock, LockClass::CommitQueue);
         ++commitStats.mapGrowths;

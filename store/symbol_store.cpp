@@ -236,9 +236,37 @@ std::optional<LockMode> parseLockMode(std::string_view name) {
 }
 
 SymbolStore::Impl::ReadTxn SymbolStore::Impl::beginRead() const {
-    ReadTxn read{std::shared_lock(mapResizeMu), {}};
-    read.txn = lmdb::Txn::begin(env, /*readOnly=*/true);
-    return read;
+    for (;;) {
+        ReadTxn read{std::shared_lock(mapResizeMu), {}};
+        try {
+            read.txn = lmdb::Txn::begin(env, /*readOnly=*/true);
+            return read;
+        } catch (const StoreError& e) {
+            if (e.lmdbCode() != MDB_MAP_RESIZED)
+                throw;
+        }
+        read.guard.unlock();
+        resizeMap(0);
+    }
+}
+
+lmdb::Txn SymbolStore::Impl::beginTxn(bool readOnly) const {
+    for (;;) {
+        try {
+            return lmdb::Txn::begin(env, readOnly);
+        } catch (const StoreError& e) {
+            if (e.lmdbCode() != MDB_MAP_RESIZED)
+                throw;
+        }
+        resizeMap(0);
+    }
+}
+
+void SymbolStore::Impl::resizeMap(size_t bytes) const {
+    // Another process grew the map (0: adopt its size, lmdb.h MDB_MAP_RESIZED), or a commit found
+    // it full: either way no read transaction of this process may be active meanwhile.
+    std::unique_lock resize(mapResizeMu);
+    env.setMapSize(bytes);
 }
 
 SymbolStore::SymbolStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -271,7 +299,7 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
     const unsigned flags = MDB_NOTLS | MDB_NOSYNC | (options.readOnly ? MDB_RDONLY : 0u);
     impl->env = lmdb::Env::open(dir, options.initialMapSize, kMaxDbs, kMaxReaders, flags);
 
-    lmdb::Txn txn = lmdb::Txn::begin(impl->env, options.readOnly);
+    lmdb::Txn txn = impl->beginTxn(options.readOnly);
     const unsigned create = options.readOnly ? 0u : unsigned(MDB_CREATE);
     try {
         impl->meta = txn.openDb("meta", create);

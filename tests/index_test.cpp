@@ -347,6 +347,54 @@ TEST_CASE("a TU libclang cannot parse fails alone", "[index]") {
     CHECK(tree.index().tusParsed == 1);
 }
 
+// Run by the next test in a process of its own (test::runChildTest says why).
+TEST_CASE("child: index $SYMDEX_CRASH_TREE, whose main.cpp crashes libclang", "[.][crash-child]") {
+    const char* dir = std::getenv("SYMDEX_CRASH_TREE");
+    REQUIRE(dir != nullptr);
+    StoreOptions options;
+    options.directory = std::filesystem::path(dir) / ".symdex";
+    auto store = SymbolStore::open(options);
+    std::string error;
+    auto db = loadCompileDatabase(dir, &error);
+    REQUIRE(db);
+    IndexOptions indexOptions;
+    indexOptions.threads = 2;
+    IndexSummary first = Indexer(*store, indexOptions).run(*db);
+    REQUIRE(first.tusParsed == 4);
+    REQUIRE(first.tusFailed + first.tusCrashed == 1);
+    // A failed TU is tried again by the next run, and fails alone again.
+    IndexSummary second = Indexer(*store, indexOptions).run(*db);
+    REQUIRE(second.tusParsed == 1);
+    REQUIRE(second.tusFailed + second.tusCrashed == 1);
+}
+
+TEST_CASE("a TU that crashes libclang fails alone", "[index]") {
+    TempDir dir;
+    test::copyFixture("golden", dir.path());
+    test::writeCompileDb(dir.path(), kSources, kFlags);
+    // clang's own debugging pragma crashes the frontend; libclang's crash recovery turns that
+    // into a failed call (clang_indexSourceFile reports a crash as CXError_Failure).
+    const std::string main = dir / "src/main.cpp";
+    test::writeFile(main, test::readFile(main) + "\n#pragma clang __debug crash\n");
+    REQUIRE(test::runChildTest("[crash-child]", {"SYMDEX_CRASH_TREE=" + dir.path().string()},
+                               /*crashesLibclang=*/true) == 0);
+
+    StoreOptions options;
+    options.directory = dir.path() / ".symdex";
+    options.readOnly = true;
+    auto store = SymbolStore::open(options);
+    CHECK(store->tu(main)->status != TuStatus::Ok);
+    CHECK(store->tu(dir / "src/circle.cpp")->status == TuStatus::Ok);
+    // The other TUs are indexed, the header they share among them.
+    auto circle = store->resolveName("geo::Circle");
+    REQUIRE(circle.size() == 1);
+    auto hits = store->occurrences(circle[0]);
+    REQUIRE(hits.size() == 1);
+    CHECK(hits[0].path == dir / "include/shapes.h");
+    CHECK(hits[0].symbol.location.line == 26);
+    CHECK(store->fileSymbols(dir / "src/util.cpp").has_value());
+}
+
 TEST_CASE("claims: each file goes to one TU, unless the store has it", "[index][claims]") {
     TempDir dir;
     const std::string a = dir / "a.h", b = dir / "b.h";

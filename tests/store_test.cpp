@@ -7,7 +7,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
 #include <thread>
 
 using namespace symdex;
@@ -200,6 +204,86 @@ TEST_CASE("the map grows when full and nothing is lost", "[store]") {
     CHECK(store->stats().symbols == size_t(files * perFile));
     CHECK(store->stats().mapSize > 64 * 1024);
     CHECK(store->resolveName("sym_39_199").size() == 1);
+}
+
+/// Fills the store in `directory` (from 64 KiB, so that its map grows) with `files` files.
+void fillStore(const std::filesystem::path& directory, int files) {
+    StoreOptions options;
+    options.directory = directory;
+    options.initialMapSize = 64 * 1024;
+    auto store = SymbolStore::open(options);
+    for (int f = 0; f < files; ++f) {
+        std::vector<Symbol> symbols;
+        for (int i = 0; i < 200; ++i)
+            symbols.push_back(makeSymbol("grown_" + std::to_string(f) + "_" + std::to_string(i),
+                                         SymbolKind::Variable, uint32_t(i + 1), true));
+        std::string path = "/p/grown" + std::to_string(f) + ".cc";
+        store->publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
+    }
+    store->flush();
+}
+
+// Run by the next test in a process of its own: LMDB forbids one environment twice in a process.
+TEST_CASE("child: another process grows the map of $SYMDEX_GROW_STORE", "[.][grow-child]") {
+    const char* directory = std::getenv("SYMDEX_GROW_STORE");
+    REQUIRE(directory != nullptr);
+    fillStore(directory, 40);
+}
+
+TEST_CASE("a reader adopts a map another process grew, once its other queries are done",
+          "[store]") {
+    TempDir dir;
+    const std::filesystem::path storeDir = dir.path() / "store";
+    fillStore(storeDir, 1);
+    StoreOptions readOnly;
+    readOnly.directory = storeDir;
+    readOnly.readOnly = true;
+    readOnly.initialMapSize = 64 * 1024;
+    auto reader = SymbolStore::open(readOnly);
+    const size_t mapBefore = reader->stats().mapSize;
+
+    // Thread A stays inside a query (a read transaction on the old map) until told to finish.
+    std::mutex mu;
+    std::condition_variable changed;
+    bool inside = false, finish = false;
+    std::vector<std::string> seenByA;
+    std::thread a([&] {
+        reader->forEachFile([&](uint32_t, const FileRecord& f) {
+            std::unique_lock lock(mu);
+            inside = true;
+            changed.notify_all();
+            changed.wait(lock, [&] { return finish; });
+            seenByA.push_back(f.path); // the record's memory must still be mapped
+        });
+    });
+    {
+        std::unique_lock lock(mu);
+        changed.wait(lock, [&] { return inside; });
+    }
+
+    // Another process grows the map past this process's mapping.
+    REQUIRE(test::runChildTest("[grow-child]", {"SYMDEX_GROW_STORE=" + storeDir.string()}) == 0);
+
+    // Thread B's query must adopt the new size, which it may only do once A's transaction ended.
+    std::atomic<bool> bDone{false};
+    std::vector<uint64_t> foundByB;
+    std::thread b([&] {
+        foundByB = reader->resolveName("grown_39_199");
+        bDone = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(bDone.load()); // waiting for A, not remapping under it
+    {
+        std::lock_guard lock(mu);
+        finish = true;
+    }
+    changed.notify_all();
+    a.join();
+    b.join();
+    CHECK(seenByA == std::vector<std::string>{"/p/grown0.cc"});
+    CHECK(foundByB.size() == 1);
+    CHECK(reader->stats().mapSize > mapBefore);
+    CHECK(reader->stats().symbols == 40 * 200);
 }
 
 TEST_CASE("a store is reopened with its contents; a second writer is refused", "[store]") {

@@ -32,19 +32,6 @@
 using namespace symdex;
 using symdex::test::TempDir;
 
-#if defined(__SANITIZE_THREAD__)
-// The Catch2 runner is compiled without sanitizers and linked first (tests/CMakeLists.txt), and
-// of the copies of an inline function the linker keeps the first: shared_ptr's reference counting
-// (_Sp_counted_base::_M_release) comes from the runner, uninstrumented, so TSan misses the
-// release/acquire on the count and reports the staged contents of a file (EncodedFile, immutable,
-// shared by the overlay and queries) as freed by the last query holding them while an earlier
-// query read them (or its control block freed while another released it). Those reports alone
-// are suppressed here, by the frame that frees the shared contents; tests/tsan.supp is read too.
-extern "C" const char* __tsan_default_suppressions() {
-    return "race:std::_Sp_counted_ptr_inplace<symdex::EncodedFile,\n";
-}
-#endif
-
 namespace {
 
 /// What worker threads found wrong: every failure is counted, the first few are kept.
@@ -130,15 +117,6 @@ constexpr int kPublishesPerWriter = 150;
 #else
 constexpr int kPublishesPerWriter = 500;
 #endif
-
-/// A store bug, tolerated by the readers until it is fixed (then make this false): the writer
-/// registers each file a TU includes with an empty record (WriteContext::writeTu), also a file
-/// whose contents it skips because a newer version is staged. A query whose overlay lookup comes
-/// before that file's first publish, and whose LMDB snapshot comes after the commit, sees the
-/// file known and empty: a state no publish produced (at any one moment the newer version is
-/// staged and shadows the empty record). In per-file mode only: in global mode publishing waits
-/// for the query. Only a file not yet published when the query began can be seen so.
-constexpr bool kTolerateEmptyFirstRecord = true;
 
 /// The files of TU t (main file t first), in index order: the main file and 2 or 3 of the shared
 /// headers, so that TUs overlap.
@@ -301,8 +279,6 @@ struct VersionBoard {
     std::atomic<bool> writersDone{false};
     /// Reader passes that began with files staged and not committed yet.
     std::atomic<size_t> stagedPasses{0};
-    /// Answers tolerated by kTolerateEmptyFirstRecord.
-    std::atomic<size_t> emptyFirstSeen{0};
 };
 
 /// One writer: publishes random TUs, each file at a new version, and reads its own writes.
@@ -365,13 +341,8 @@ void readerLoop(const StressStore& s, VersionBoard& board, Failures& failures, i
 
     // A version `v` of file f seen by a query that started after `published` was read: it must be
     // at least that, at most what was assigned, and not older than what this reader saw before.
-    // The bug above: a file not published when the query began, seen known and empty.
-    auto emptyFirst = [&](uint64_t published, bool empty) {
-        if (!kTolerateEmptyFirstRecord || published != 0 || !empty)
-            return false;
-        board.emptyFirstSeen.fetch_add(1, std::memory_order_relaxed);
-        return true;
-    };
+    // A file is never seen known and empty: the writer commits a file's newest staged contents
+    // with the first TU that includes it (WriteContext::writeNewest), never an empty record.
     auto checkVersion = [&](int f, uint64_t v, uint64_t published, const std::string& what) {
         const uint64_t assigned = board.assigned[size_t(f)].load(std::memory_order_acquire);
         std::string problem;
@@ -403,7 +374,7 @@ void readerLoop(const StressStore& s, VersionBoard& board, Failures& failures, i
                 const uint64_t v = versionOfSymbols(f, *symbols);
                 if (v != 0 && *symbols == cache.get(f, v).symbols)
                     checkVersion(f, v, before, "fileSymbols");
-                else if (!emptyFirst(before, symbols->empty()))
+                else
                     failures.add(where + "fileSymbols is torn or malformed (" +
                                  std::to_string(symbols->size()) + " symbols, v" +
                                  std::to_string(v) + ")");
@@ -416,7 +387,7 @@ void readerLoop(const StressStore& s, VersionBoard& board, Failures& failures, i
                 const uint64_t v = refs->empty() ? 0 : refs->front().location.column - 1;
                 if (v != 0 && *refs == cache.get(f, v).references)
                     checkVersion(f, v, before, "fileReferences");
-                else if (!emptyFirst(before, refs->empty()))
+                else
                     failures.add(where + "fileReferences is torn or malformed (" +
                                  std::to_string(refs->size()) + " references, v" +
                                  std::to_string(v) + ")");
@@ -429,7 +400,7 @@ void readerLoop(const StressStore& s, VersionBoard& board, Failures& failures, i
                 const uint64_t v = uint64_t(record->mtimeNs);
                 if (v != 0 && *record == cache.get(f, v).file)
                     checkVersion(f, v, before, "file()");
-                else if (!emptyFirst(before, *record == FileRecord{path}))
+                else
                     failures.add(where + "file record is torn or malformed (v" + std::to_string(v) +
                                  ")");
             } else if (before != 0) {
@@ -687,8 +658,6 @@ TEST_CASE("store stress: W writers re-publish overlapping files while R readers 
         t.join();
     INFO(failures.report());
     CHECK(failures.count() == 0);
-    if (const size_t seen = board.emptyFirstSeen.load(); seen > 0)
-        WARN(seen << " answers showed the store bug kTolerateEmptyFirstRecord tolerates");
     CHECK(board.stagedPasses.load() > 0); // the queries did meet files not committed yet
 
     s.store->flush();

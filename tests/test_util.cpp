@@ -5,9 +5,14 @@
 #include <QJsonObject>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <spawn.h>
 #include <sstream>
 #include <stdexcept>
+#include <sys/wait.h>
+
+extern char** environ;
 
 namespace symdex::test {
 
@@ -21,6 +26,41 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
+}
+
+int runChildTest(const std::string& tag, const std::vector<std::string>& env,
+                 bool crashesLibclang) {
+    std::vector<std::string> vars = env;
+    std::string asan = "ASAN_OPTIONS=", tsan = "TSAN_OPTIONS=";
+    for (char** e = environ; *e; ++e) {
+        if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0)
+            asan = std::string(*e) + ":";
+        else if (std::strncmp(*e, "TSAN_OPTIONS=", 13) == 0)
+            tsan = std::string(*e) + ":";
+        else
+            vars.emplace_back(*e);
+    }
+    if (crashesLibclang) {
+        asan += "detect_leaks=0";
+        tsan += "report_signal_unsafe=0";
+    }
+    vars.push_back(asan);
+    vars.push_back(tsan);
+    std::vector<char*> envp;
+    for (std::string& v : vars)
+        envp.push_back(v.data());
+    envp.push_back(nullptr);
+
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    std::string arg = tag;
+    std::vector<char*> argv{const_cast<char*>(self.c_str()), arg.data(), nullptr};
+    pid_t child = 0;
+    if (posix_spawn(&child, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0)
+        return -1;
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
 }
 
 void copyFixture(const std::string& name, const std::filesystem::path& dir) {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The README's "Scaling" measurement in one command: fetch and configure the corpus, install the
+# peers, build a Release symdex, and run `symdex bench` on it under nice.
+#   bench/scaling.sh [CORPUS] [symdex bench options...]
+# CORPUS is a bench/corpus.sh name (default leveldb); the options default to the README's:
+#   --threads 1,2,4 --lock-mode per-file,global --repeat 3 --peers floor,ccls,clangd
+# Results, chart and logs go to bench/out/CORPUS (git-ignored) unless --out says otherwise.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+corpus=${1:-leveldb}
+shift $(( $# > 0 ? 1 : 0 ))
+options=("$@")
+[ ${#options[@]} -gt 0 ] ||
+  options=(--threads 1,2,4 --lock-mode per-file,global --repeat 3 --peers floor,ccls,clangd)
+build=$("$root/bench/corpus.sh" "$corpus" | tail -n1)
+"$root/bench/peers.sh"
+"$root/scripts/install-deps.sh"
+BUILD_TYPE=Release BUILD_DIR="$root/build-release" "$root/scripts/build.sh" -DSYMDEX_BUILD_TESTS=OFF
+out=$root/bench/out/$corpus
+set -x
+nice -n 19 "$root/build-release/cli/symdex" bench -p "$build" --out "$out" "${options[@]}"
