@@ -18,6 +18,7 @@ const Command kCommands[] = {
     {"refs", "every reference to a symbol", runRefs},
     {"symbols", "the outline of a file", runSymbols},
     {"stats", "what the store holds", runStats},
+    {"lsp", "language server on stdio for editors (bridges to symdexd)", runLsp},
     {"dump", "everything in the store, canonically ordered (to diff stores)", runDump},
     {"bench", "thread-scaling benchmark: time, CPU, locks, query latency", runBench},
     {"bench-run", nullptr, runBenchRun}, // internal: one run of `bench`, in a child process

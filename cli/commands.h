@@ -12,6 +12,7 @@ int runDef(const QStringList& args);
 int runRefs(const QStringList& args);
 int runSymbols(const QStringList& args);
 int runStats(const QStringList& args);
+int runLsp(const QStringList& args);
 int runDump(const QStringList& args);
 int runBench(const QStringList& args);
 int runBenchRun(const QStringList& args);

@@ -1,7 +1,9 @@
 // `symdex find/def/refs/symbols/stats`: queries on the store, printed as `path:line:col: ...`
-// lines (so editors and terminals can jump) or, with --json, as JSON.
+// lines (so editors and terminals can jump) or, with --json, as JSON. find/def/refs/symbols ask
+// the daemon when one serves the store (cli/query_backend.h); the printing is the same.
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/query_backend.h"
 #include "indexer/compile_db.h"
 #include "store/encoding.h"
 #include "store/outline.h"
@@ -25,7 +27,7 @@ QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
 
-std::unique_ptr<SymbolStore> openForQueries(const QCommandLineParser& parser) {
+std::unique_ptr<SymbolStore> openStore(const QCommandLineParser& parser) {
     StoreOptions options;
     options.directory = storeDirectory(parser);
     options.readOnly = true;
@@ -88,7 +90,7 @@ private:
 };
 
 /// The symbols a NAME|USR argument stands for.
-std::vector<uint64_t> resolve(const SymbolStore& store, const QString& arg) {
+std::vector<uint64_t> resolve(QueryBackend& store, const QString& arg) {
     const std::string text = arg.toStdString();
     if (text.starts_with("c:"))
         return {hash64(text)};
@@ -136,6 +138,7 @@ int runFind(const QStringList& args) {
     parser.addOption(QCommandLineOption("limit", "At most N symbols (default 50).", "N", "50"));
     addJsonOption(parser);
     addStoreOption(parser);
+    addDaemonOption(parser);
     if (!parseCommandLine(
             parser, args,
             "Find symbols by name: exact matches first, then prefixes, then substrings."))
@@ -145,10 +148,10 @@ int runFind(const QStringList& args) {
     const int limit = parser.value("limit").toInt(&ok);
     if (!ok || limit < 1)
         throw UsageError{"--limit needs a positive number"};
-    auto store = openForQueries(parser);
+    auto store = openQueryBackend(parser);
     const std::vector<NameMatch> matches = store->findSymbols(pattern.toStdString(), size_t(limit));
     if (parser.isSet("json")) {
-        static const char* ranks[] = {"exact", "prefix", "substring"};
+        static const char* ranks[] = {"exact", "prefix", "substring", "subsequence"};
         QJsonArray out;
         for (const NameMatch& m : matches) {
             QJsonObject o = symbolJson(m.best.symbol, m.best.path);
@@ -174,12 +177,13 @@ int runDef(const QStringList& args) {
         QCommandLineOption("all", "Print every declaration too, not only definitions."));
     addJsonOption(parser);
     addStoreOption(parser);
+    addDaemonOption(parser);
     if (!parseCommandLine(
             parser, args,
             "Print where a symbol is defined (its declarations when it has no definition)."))
         return kExitOk;
     const QString name = positional(parser, "NAME or USR");
-    auto store = openForQueries(parser);
+    auto store = openQueryBackend(parser);
     QJsonArray json;
     size_t printed = 0;
     for (uint64_t usr : resolve(*store, name)) {
@@ -214,10 +218,11 @@ int runRefs(const QStringList& args) {
     parser.addOption(QCommandLineOption("decls", "Also list declarations and definitions."));
     addJsonOption(parser);
     addStoreOption(parser);
+    addDaemonOption(parser);
     if (!parseCommandLine(parser, args, "Print every reference to a symbol."))
         return kExitOk;
     const QString name = positional(parser, "NAME or USR");
-    auto store = openForQueries(parser);
+    auto store = openQueryBackend(parser);
     const std::vector<uint64_t> usrs = resolve(*store, name);
     QJsonArray json;
     SourceLines lines;
@@ -278,12 +283,13 @@ int runSymbols(const QStringList& args) {
     parser.addPositionalArgument("FILE", "A source file or header in the store.");
     addJsonOption(parser);
     addStoreOption(parser);
+    addDaemonOption(parser);
     if (!parseCommandLine(parser, args, "Print the outline of a file: its declarations, nested."))
         return kExitOk;
     const std::string path = std::filesystem::absolute(positional(parser, "FILE").toStdString())
                                  .lexically_normal()
                                  .string();
-    auto store = openForQueries(parser);
+    auto store = openQueryBackend(parser);
     std::optional<std::vector<Symbol>> symbols = store->fileSymbols(path);
     if (!symbols) {
         std::fprintf(stderr, "'%s' is not in the store\n", path.c_str());
@@ -304,7 +310,7 @@ int runDump(const QStringList& args) {
                           "Print everything the store holds, in a canonical order (compare two "
                           "stores with diff)."))
         return kExitOk;
-    auto store = openForQueries(parser);
+    auto store = openStore(parser);
     dumpStore(*store, std::cout, std::filesystem::current_path());
     return kExitOk;
 }
@@ -319,7 +325,7 @@ int runStats(const QStringList& args) {
         return kExitOk;
     if (!parser.positionalArguments().isEmpty())
         throw UsageError{"stats takes no positional arguments"};
-    auto store = openForQueries(parser);
+    auto store = openStore(parser);
     const StoreStats st = store->stats();
     std::vector<std::pair<std::string, TuRecord>> failing;
     if (parser.isSet("errors"))

@@ -191,6 +191,10 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
 
     std::vector<std::vector<std::string>> included(n); // [tu]: written by the TU's parse only
     std::vector<TuRecord> results(n);                  // [tu]: written by the TU's parse only
+    std::vector<char> parsed(n, 0);                    // [tu]: written by the TU's parse only
+    auto cancelled = [&] {
+        return options_.cancel && options_.cancel->load(std::memory_order_relaxed);
+    };
     std::atomic<size_t> next{0};
     const auto parseStart = std::chrono::steady_clock::now();
     if (!order.empty())
@@ -204,6 +208,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
                     ParseSession& session = *sessions[sessions.size() == 1 ? 0 : size_t(slot)];
                     // One ticket per TU, taken in cost order.
                     for (size_t k;
+                         !cancelled() &&
                          (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
                         const size_t i = order[k];
                         IndexedTu tu =
@@ -219,6 +224,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
                         }
                         included[i] = tu.includedFiles;
                         results[i] = tu.record;
+                        parsed[i] = 1;
                         store_.publish(std::move(tu));
                         counters.files.fetch_add(tuFiles, std::memory_order_relaxed);
                         counters.filesWithSkippedBodies.fetch_add(tuSkipped,
@@ -234,14 +240,18 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     summary.parseWallSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - parseStart).count();
 
-    // 4. Forget files no TU reads any more, and record unchanged files' new stamps.
+    // 4. Forget files no TU reads any more, and record unchanged files' new stamps. A TU a
+    //    cancelled run did not reach still reads what the store says it reads.
     std::unordered_set<std::string> live;
     for (size_t i = 0; i < n; ++i) {
-        if (dirty[i]) {
+        if (parsed[i]) {
             live.insert(included[i].begin(), included[i].end());
             continue;
         }
-        for (uint32_t id : before.tus.at(db.commands[i].file).fileIds)
+        auto stored = before.tus.find(db.commands[i].file);
+        if (stored == before.tus.end())
+            continue;
+        for (uint32_t id : stored->second.fileIds)
             if (auto file = before.files.find(id); file != before.files.end())
                 live.insert(file->second.path);
     }
@@ -266,9 +276,10 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
         summary.references += slots_[t].references.load(std::memory_order_relaxed);
     }
     for (size_t i = 0; i < n; ++i) {
-        if (!dirty[i])
+        if (!parsed[i])
             continue;
         ++summary.tusParsed;
+        summary.parsedTus.push_back(db.commands[i].file);
         const TuRecord& r = results[i];
         summary.tusWithErrors += r.status == TuStatus::Errors;
         summary.tusFailed += r.status == TuStatus::Failed;
@@ -276,6 +287,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
         if (r.status != TuStatus::Ok)
             summary.failures.push_back({db.commands[i].file, r.status, r.errorCount, r.firstError});
     }
+    summary.cancelled = summary.tusParsed < order.size();
 
     rusage usageEnd;
     getrusage(RUSAGE_SELF, &usageEnd);

@@ -35,6 +35,9 @@ struct IndexOptions {
     bool indexMacros = true;
     /// Re-parse every TU even when the store says it is up to date.
     bool force = false;
+    /// When it becomes true, no further TU starts; the run commits what it parsed and returns
+    /// (the daemon's shutdown). TUs left unparsed stay out of date for the next run. Not owned.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 /// A snapshot of a run in progress (summed from per-thread counters on demand).
@@ -75,7 +78,9 @@ struct IndexSummary {
     CommitStats commits;
     /// Lock acquisitions of the whole process during the run (other threads' queries included).
     LockTelemetry locks;
-    std::vector<TuFailure> failures; ///< TUs with errors, failed or crashed, in database order
+    std::vector<TuFailure> failures;    ///< TUs with errors, failed or crashed, in database order
+    std::vector<std::string> parsedTus; ///< main files of the TUs parsed, in database order
+    bool cancelled = false;             ///< IndexOptions::cancel stopped the run early
 };
 
 class Indexer {

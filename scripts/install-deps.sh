@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config libstdc++-12-dev
-  qt6-base-dev        # Qt 6 Core/Network: JSON, command line, local sockets; Gui: bench chart
+  qt6-base-dev        # Qt 6 Core/Network: JSON, command line, the daemon's socket; Gui: bench chart
   qt6-svg-dev         # the bench chart as SVG (QSvgGenerator)
   fonts-dejavu-core   # text in the bench chart's PNG (the offscreen platform needs a font)
   libclang-16-dev     # the pinned libclang (see README: why 16)
@@ -13,6 +13,7 @@ packages=(
   libtbb-dev          # the task arena
   catch2              # tests (v2)
   clang-format
+  neovim              # the editor test: Neovim 0.7's LSP client against `symdex lsp`
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: install, build and run the whole test suite: the normal build, then the
-# store/indexer tests under ThreadSanitizer and under AddressSanitizer+UndefinedBehaviorSanitizer.
+# store/indexer/daemon tests under ThreadSanitizer and under AddressSanitizer+UndefinedBehavior-
+# Sanitizer (the daemon tests run the instrumented symdexd as their child process).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -12,16 +13,18 @@ section "build and test (RelWithDebInfo)"
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 (cd "$root/build" && ctest -j"$jobs" --output-on-failure)
 
-section "ThreadSanitizer: store, indexer and bench-core tests, against a TSan-instrumented libtbb"
+section "ThreadSanitizer: store, indexer, daemon and bench-core tests, against a TSan-instrumented libtbb"
 tbb_libdir=$("$root/scripts/tsan-tbb.sh" | tail -n1)
 BUILD_TYPE=Debug BUILD_DIR="$root/build-thread" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=thread -DSYMDEX_TESTS_ONLY=ON -DSYMDEX_TSAN_TBB_LIBDIR="$tbb_libdir"
 # The whole point of that libtbb: make sure the tests really load it.
-ldd "$root/build-thread/tests/index_test" | grep -q "$tbb_libdir/libtbb.so.12" ||
-  { echo "test.sh: the TSan tests do not load $tbb_libdir/libtbb.so.12" >&2; exit 1; }
+for binary in tests/index_test cli/symdexd; do
+  ldd "$root/build-thread/$binary" | grep -q "$tbb_libdir/libtbb.so.12" ||
+    { echo "test.sh: the TSan $binary does not load $tbb_libdir/libtbb.so.12" >&2; exit 1; }
+done
 (cd "$root/build-thread" && ctest -j"$jobs" --output-on-failure)
 
-section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer and bench-core tests"
+section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer, daemon and bench-core tests"
 BUILD_TYPE=Debug BUILD_DIR="$root/build-address" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=address -DSYMDEX_TESTS_ONLY=ON
 (cd "$root/build-address" && ctest -j"$jobs" --output-on-failure)

@@ -42,6 +42,15 @@ std::string_view lastComponent(std::string_view name) {
     return name;
 }
 
+/// Whether the characters of `needle` appear in `text` in order.
+bool isSubsequence(std::string_view needle, std::string_view text) {
+    size_t i = 0;
+    for (char c : text)
+        if (i < needle.size() && c == needle[i])
+            ++i;
+    return i == needle.size();
+}
+
 int acquireWriterLock(const std::filesystem::path& dir) {
     const std::string path = (dir / "writer.lock").string();
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -554,7 +563,8 @@ std::optional<std::vector<Reference>> SymbolStore::fileReferences(const std::str
     return reader.fileRows<Reference>(path, impl_->refs, decodeReference);
 }
 
-std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t limit) const {
+std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t limit,
+                                                bool subsequence) const {
     while (pattern.starts_with("::"))
         pattern.remove_prefix(2);
     const std::string_view last = lastComponent(pattern);
@@ -568,7 +578,8 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
     SnapshotReader& reader = view.reader();
 
     // Rank the distinct name keys first (cheap: keys only), then expand them in rank order.
-    std::vector<std::string> keys[3];
+    constexpr int kRanks = 4;
+    std::vector<std::string> keys[kRanks];
     auto classify = [&](std::string_view k) {
         if (k == needle)
             keys[0].emplace_back(k);
@@ -576,6 +587,8 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
             keys[1].emplace_back(k);
         else if (k.find(needle) != std::string_view::npos)
             keys[2].emplace_back(k);
+        else if (subsequence && isSubsequence(needle, k))
+            keys[3].emplace_back(k);
     };
     {
         lmdb::Cursor cursor(view.txn(), impl_->names);
@@ -599,7 +612,7 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
 
     std::vector<NameMatch> matches;
     std::unordered_map<uint64_t, size_t> byUsr;
-    for (int rank = 0; rank < 3 && matches.size() < limit; ++rank) {
+    for (int rank = 0; rank < kRanks && matches.size() < limit; ++rank) {
         for (const std::string& key : keys[rank]) {
             if (matches.size() >= limit)
                 break;

@@ -102,7 +102,7 @@ struct ReferenceHit {
     std::string path;
 };
 
-enum class MatchRank : uint8_t { Exact = 0, Prefix = 1, Substring = 2 };
+enum class MatchRank : uint8_t { Exact = 0, Prefix = 1, Substring = 2, Subsequence = 3 };
 
 /// One symbol matched by name: its best occurrence (a definition if there is one).
 struct NameMatch {
@@ -170,8 +170,10 @@ public:
 
     /// Symbols whose name matches `pattern` case-insensitively: exact matches first, then
     /// prefixes, then substrings; at most `limit` symbols (distinct USRs). A pattern containing
-    /// "::" is matched against the qualified name's tail.
-    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) const;
+    /// "::" is matched against the qualified name's tail. With `subsequence`, names holding the
+    /// pattern's characters in order ("dbimpl" in "DBImplTest") come last (fuzzy search).
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
+                                       bool subsequence = false) const;
     /// USR hashes of the symbols named exactly `name` ("Open", "DB::Open", "leveldb::DB::Open");
     /// case-sensitive, falling back to case-insensitive when nothing matches.
     std::vector<uint64_t> resolveName(std::string_view name) const;

@@ -1,0 +1,138 @@
+#include "cli/query_backend.h"
+
+#include "cli/cli_common.h"
+#include "daemon/client.h"
+#include "daemon/instance_lock.h"
+#include "daemon/store_json.h"
+
+#include <QJsonArray>
+
+namespace symdex::cli {
+
+namespace {
+
+class StoreBackend : public QueryBackend {
+public:
+    explicit StoreBackend(std::unique_ptr<SymbolStore> store) : store_(std::move(store)) {}
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) override {
+        return store_->findSymbols(pattern, limit);
+    }
+    std::vector<uint64_t> resolveName(std::string_view name) override {
+        return store_->resolveName(name);
+    }
+    std::vector<SymbolHit> occurrences(uint64_t usrHash) override {
+        return store_->occurrences(usrHash);
+    }
+    std::vector<ReferenceHit> references(uint64_t usrHash) override {
+        return store_->references(usrHash);
+    }
+    std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) override {
+        return store_->fileSymbols(path);
+    }
+
+private:
+    std::unique_ptr<SymbolStore> store_;
+};
+
+/// The same queries through symdexd's symdex/* methods.
+class DaemonBackend : public QueryBackend {
+public:
+    explicit DaemonBackend(std::unique_ptr<daemon::RpcClient> client)
+        : client_(std::move(client)) {}
+
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) override {
+        return decodeAll<NameMatch>(
+            call("symdex/find",
+                 QJsonObject{
+                     {"pattern", QString::fromUtf8(pattern.data(), qsizetype(pattern.size()))},
+                     {"limit", qint64(limit)}}),
+            daemon::nameMatchFromJson);
+    }
+    std::vector<uint64_t> resolveName(std::string_view name) override {
+        std::vector<uint64_t> out;
+        const QJsonValue result =
+            call("symdex/resolve",
+                 QJsonObject{{"name", QString::fromUtf8(name.data(), qsizetype(name.size()))}});
+        for (const QJsonValue& v : result.toArray()) {
+            std::optional<uint64_t> usr = daemon::usrHashFromJson(v.toString());
+            if (!usr)
+                throw UsageError{"symdexd sent a malformed USR hash"};
+            out.push_back(*usr);
+        }
+        return out;
+    }
+    std::vector<SymbolHit> occurrences(uint64_t usrHash) override {
+        return decodeAll<SymbolHit>(call("symdex/occurrences", usrParams(usrHash)),
+                                    daemon::symbolHitFromJson);
+    }
+    std::vector<ReferenceHit> references(uint64_t usrHash) override {
+        return decodeAll<ReferenceHit>(call("symdex/references", usrParams(usrHash)),
+                                       daemon::referenceHitFromJson);
+    }
+    std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) override {
+        const QJsonValue result =
+            call("symdex/fileSymbols", QJsonObject{{"path", QString::fromStdString(path)}});
+        if (result.isNull())
+            return std::nullopt;
+        return decodeAll<Symbol>(result, daemon::symbolFromJson);
+    }
+
+private:
+    static QJsonObject usrParams(uint64_t usrHash) {
+        return QJsonObject{{"usrHash", daemon::usrHashToJson(usrHash)}};
+    }
+
+    QJsonValue call(const char* method, const QJsonObject& params) {
+        try {
+            return client_->call(method, params);
+        } catch (const daemon::RpcFailure& e) {
+            throw UsageError{std::string("symdexd: ") + method + ": " + e.what()};
+        }
+    }
+
+    template <typename T, typename Decode>
+    static std::vector<T> decodeAll(const QJsonValue& result, Decode&& decode) {
+        std::vector<T> out;
+        for (const QJsonValue& v : result.toArray()) {
+            std::optional<T> item = decode(v.toObject());
+            if (!item)
+                throw UsageError{"symdexd sent a malformed answer"};
+            out.push_back(std::move(*item));
+        }
+        return out;
+    }
+
+    std::unique_ptr<daemon::RpcClient> client_;
+};
+
+} // namespace
+
+void addDaemonOption(QCommandLineParser& parser) {
+    parser.addOption(QCommandLineOption(
+        "daemon",
+        "Ask the symdexd serving the store: auto (if one runs), never, always (default auto).",
+        "MODE", "auto"));
+}
+
+std::unique_ptr<QueryBackend> openQueryBackend(const QCommandLineParser& parser) {
+    const QString mode = parser.value("daemon");
+    if (mode != "auto" && mode != "never" && mode != "always")
+        throw UsageError{"--daemon must be auto, never or always, not '" + mode.toStdString() +
+                         "'"};
+    const std::filesystem::path dir = storeDirectory(parser);
+    if (mode != "never") {
+        std::string error = "no symdexd serves the store '" + dir.string() +
+                            "' (start one with: symdexd --root DIR --store '" + dir.string() + "')";
+        if (std::optional<daemon::DaemonInfo> info = daemon::findDaemon(dir))
+            if (auto client = daemon::RpcClient::connect(info->socketPath, &error))
+                return std::make_unique<DaemonBackend>(std::move(client));
+        if (mode == "always")
+            throw UsageError{error};
+    }
+    StoreOptions options;
+    options.directory = dir;
+    options.readOnly = true;
+    return std::make_unique<StoreBackend>(SymbolStore::open(options));
+}
+
+} // namespace symdex::cli

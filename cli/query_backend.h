@@ -1,0 +1,36 @@
+// Where `symdex find/def/refs/symbols` get their answers: the store opened read-only, or the
+// daemon serving that store (symdex/* methods, docs/protocol.md). Both give the same C++
+// values, and the commands format them in one place, so the output is the same byte for byte.
+#pragma once
+
+#include "store/symbol_store.h"
+
+#include <QCommandLineParser>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symdex::cli {
+
+/// The read queries the CLI needs; the same contract as SymbolStore's methods of the same names.
+class QueryBackend {
+public:
+    virtual ~QueryBackend() = default;
+    virtual std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) = 0;
+    virtual std::vector<uint64_t> resolveName(std::string_view name) = 0;
+    virtual std::vector<SymbolHit> occurrences(uint64_t usrHash) = 0;
+    virtual std::vector<ReferenceHit> references(uint64_t usrHash) = 0;
+    virtual std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) = 0;
+};
+
+/// --daemon auto|never|always.
+void addDaemonOption(QCommandLineParser& parser);
+
+/// The daemon serving the store (--store or the nearest .symdex) when one runs and --daemon is
+/// not `never`, else the store itself. `always` without a daemon is a UsageError.
+std::unique_ptr<QueryBackend> openQueryBackend(const QCommandLineParser& parser);
+
+} // namespace symdex::cli

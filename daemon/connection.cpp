@@ -1,0 +1,239 @@
+#include "daemon/connection.h"
+
+#include "daemon/handlers/handler.h"
+#include "daemon/server.h"
+
+#include <cstdio>
+
+namespace symdex::daemon {
+
+namespace {
+
+constexpr qint64 kReadChunk = 64 << 10;
+constexpr qint64 kSocketReadBuffer = 1 << 20;
+
+} // namespace
+
+Connection::Connection(uint64_t id, QLocalSocket* socket, Server& server, ConnectionLimits limits)
+    : id_(id), socket_(socket), server_(server), limits_(limits) {
+    socket_->setParent(this);
+    // Bounded: Qt stops reading from the kernel when full, and the client's writes then wait.
+    socket_->setReadBufferSize(kSocketReadBuffer);
+    connect(socket_, &QLocalSocket::readyRead, this, &Connection::pump);
+    connect(socket_, &QLocalSocket::disconnected, this, [this] { emit closed(id_); });
+}
+
+Connection::~Connection() {
+    for (auto& [key, flag] : pending_)
+        flag->store(true); // nobody will read the answers: let the workers skip them
+}
+
+void Connection::sendFramed(const QByteArray& bytes) {
+    if (socket_->state() != QLocalSocket::ConnectedState)
+        return;
+    socket_->write(bytes);
+    if (size_t(socket_->bytesToWrite()) > limits_.maxPendingWriteBytes) {
+        std::fprintf(
+            stderr, "symdexd: connection %llu left %lld reply bytes unread; disconnecting it\n",
+            static_cast<unsigned long long>(id_), static_cast<long long>(socket_->bytesToWrite()));
+        closing_ = true;
+        socket_->abort();
+    }
+}
+
+void Connection::failFraming(const std::string& error) {
+    std::fprintf(stderr, "symdexd: connection %llu: %s; closing it\n",
+                 static_cast<unsigned long long>(id_), error.c_str());
+    send(makeError(QJsonValue::Null, kInvalidRequest,
+                   QString::fromStdString(error) + "; closing the connection"));
+    closing_ = true;
+    socket_->disconnectFromServer(); // after the pending writes
+}
+
+void Connection::pump() {
+    while (!closing_ && inFlight_ < limits_.maxInFlight) {
+        QByteArray body;
+        std::string error;
+        switch (reader_.next(&body, &error)) {
+        case FrameReader::Status::Message:
+            handleBody(body);
+            continue;
+        case FrameReader::Status::Error:
+            failFraming(error);
+            return;
+        case FrameReader::Status::NeedMore:
+            break;
+        }
+        if (socket_->bytesAvailable() <= 0)
+            return;
+        reader_.append(socket_->read(kReadChunk));
+    }
+}
+
+void Connection::handleBody(const QByteArray& body) {
+    RpcError error{};
+    QJsonValue id;
+    std::optional<Message> message = parseMessage(body, &error, &id);
+    if (!message) {
+        send(makeError(id, error.code, error.message));
+        return;
+    }
+    if (message->isResponse()) {
+        handleResponse(*message);
+        return;
+    }
+    dispatch(std::move(*message));
+}
+
+bool Connection::handleLifecycle(Message& m) {
+    const QString& method = m.method;
+    if (method == "initialize") {
+        if (!m.hasId())
+            return true;
+        if (initialized_) {
+            send(makeError(m.id, kInvalidRequest, "initialize was already called"));
+            return true;
+        }
+        if (!m.params.isUndefined() && !m.params.isObject()) {
+            send(makeError(m.id, kInvalidParams, "'params' must be an object"));
+            return true;
+        }
+        const QJsonObject caps = m.params.toObject().value("capabilities").toObject();
+        clientSupportsProgress_ =
+            caps.value("window").toObject().value("workDoneProgress").toBool(false);
+        send(makeResult(m.id, initializeResult(m.params, &encoding_)));
+        initialized_ = true;
+        if (server_.indexing())
+            indexRunStarted(server_.currentRun());
+        return true;
+    }
+    if (method == "initialized")
+        return true;
+    if (method == "shutdown") {
+        shutdown_ = true;
+        if (m.hasId())
+            send(makeResult(m.id, QJsonValue::Null));
+        return true;
+    }
+    if (method == "exit") {
+        closing_ = true;
+        socket_->disconnectFromServer();
+        return true;
+    }
+    if (method == "$/cancelRequest") {
+        cancel(m.params);
+        return true;
+    }
+    return false;
+}
+
+void Connection::dispatch(Message&& m) {
+    if (handleLifecycle(m))
+        return;
+    const MethodSpec* spec = findMethod(m.method);
+    if (!m.hasId()) {
+        // Notifications get no answer, not even an error; unknown ones ($/setTrace, didOpen,
+        // ...) are ignored as LSP asks.
+        if (spec && (initialized_ || !spec->needsInitialize)) {
+            ++inFlight_;
+            server_.run(*this, *spec, std::move(m), encoding_, nullptr);
+        }
+        return;
+    }
+    if (shutdown_) {
+        send(makeError(m.id, kInvalidRequest, "shutdown was requested: only 'exit' is accepted"));
+        return;
+    }
+    if (!spec) {
+        send(makeError(m.id, kMethodNotFound, "unknown method '" + m.method + "'"));
+        return;
+    }
+    if (spec->needsInitialize && !initialized_) {
+        send(makeError(m.id, kServerNotInitialized, "'" + m.method + "' before 'initialize'"));
+        return;
+    }
+    const QString key = idKey(m.id);
+    if (pending_.contains(key)) {
+        send(makeError(m.id, kInvalidRequest, "a request with this id is still pending"));
+        return;
+    }
+    auto cancelled = std::make_shared<std::atomic<bool>>(false);
+    pending_.emplace(key, cancelled);
+    ++inFlight_;
+    server_.run(*this, *spec, std::move(m), encoding_, std::move(cancelled));
+}
+
+void Connection::cancel(const QJsonValue& params) {
+    const QJsonValue id = params.toObject().value("id");
+    if (!id.isString() && !id.isDouble())
+        return; // a notification: nothing to answer, malformed or not
+    auto it = pending_.find(idKey(id));
+    if (it == pending_.end())
+        return; // answered already, or never sent
+    it->second->store(true);
+    pending_.erase(it);
+    send(makeError(id, kRequestCancelled, "request cancelled"));
+}
+
+void Connection::complete(const QString& key, const QByteArray& reply) {
+    --inFlight_;
+    if (!key.isEmpty()) {
+        auto it = pending_.find(key);
+        if (it != pending_.end()) {
+            pending_.erase(it);
+            sendFramed(reply);
+        }
+    }
+    pump(); // reading may have stopped at the in-flight limit
+}
+
+void Connection::handleResponse(const Message& m) {
+    // The only requests this server sends are window/workDoneProgress/create.
+    if (m.id.toString() != progressToken_ || progress_ != Progress::Creating)
+        return;
+    if (m.raw.contains("error")) {
+        progress_ = Progress::None;
+        return;
+    }
+    progress_ = Progress::Active;
+    send(makeNotification("$/progress",
+                          QJsonObject{{"token", progressToken_},
+                                      {"value", QJsonObject{{"kind", "begin"},
+                                                            {"title", "symdex: indexing"},
+                                                            {"percentage", 0}}}}));
+    if (!runActive_)
+        indexRunFinished("done");
+}
+
+void Connection::indexRunStarted(uint64_t run) {
+    runActive_ = true;
+    if (!initialized_ || !clientSupportsProgress_)
+        return;
+    // A create the client never answered is forgotten: its late answer names an old token.
+    progressToken_ = QString("symdex-index-%1").arg(run);
+    progress_ = Progress::Creating;
+    // The token doubles as the request id: the response names the token it created.
+    send(makeRequest(progressToken_, "window/workDoneProgress/create",
+                     QJsonObject{{"token", progressToken_}}));
+}
+
+void Connection::indexProgress(uint32_t done, uint32_t total) {
+    if (progress_ != Progress::Active)
+        return;
+    QJsonObject value{{"kind", "report"}, {"message", QString("%1/%2 TUs").arg(done).arg(total)}};
+    if (total > 0)
+        value["percentage"] = int(uint64_t(done) * 100 / total);
+    send(makeNotification("$/progress", QJsonObject{{"token", progressToken_}, {"value", value}}));
+}
+
+void Connection::indexRunFinished(const QString& message) {
+    runActive_ = false;
+    if (progress_ != Progress::Active)
+        return; // a pending create ends the progress when its response comes
+    send(makeNotification(
+        "$/progress", QJsonObject{{"token", progressToken_},
+                                  {"value", QJsonObject{{"kind", "end"}, {"message", message}}}}));
+    progress_ = Progress::None;
+}
+
+} // namespace symdex::daemon

@@ -1,0 +1,168 @@
+#include "daemon/daemon.h"
+
+#include "daemon/index_service.h"
+#include "daemon/mailbox.h"
+#include "daemon/runtime_paths.h"
+#include "daemon/server.h"
+#include "daemon/watcher.h"
+#include "indexer/compile_db.h"
+#include "store/lmdb.h"
+#include "store/symbol_store.h"
+
+#include <QJsonDocument>
+
+#include <cstdio>
+#include <unistd.h>
+
+namespace symdex::daemon {
+
+Daemon::Daemon(DaemonOptions options, QObject* parent)
+    : QObject(parent), options_(std::move(options)) {
+    progressTimer_.setInterval(options_.progressInterval);
+    connect(&progressTimer_, &QTimer::timeout, this, &Daemon::reportProgress);
+}
+
+Daemon::~Daemon() {
+    stop();
+}
+
+bool Daemon::resolvePaths(std::string* error) {
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path().string();
+    root_ = canonicalPath(absolutePath(options_.root.string(), cwd));
+    if (!std::filesystem::is_directory(root_, ec)) {
+        *error = "--root '" + root_ + "' is not a directory";
+        return false;
+    }
+    if (options_.store.empty())
+        options_.store = std::filesystem::path(root_) / ".symdex";
+    options_.store = absolutePath(options_.store.string(), cwd);
+    if (options_.database.empty())
+        options_.database = std::filesystem::exists(root_ + "/compile_commands.json", ec)
+                                ? root_
+                                : root_ + "/build";
+    options_.database = absolutePath(options_.database, cwd);
+    databaseFile_ = std::filesystem::is_directory(options_.database, ec)
+                        ? options_.database + "/compile_commands.json"
+                        : options_.database;
+
+    std::filesystem::path socketDir;
+    if (options_.socketPath.empty()) {
+        socketPath_ = defaultSocketPath(options_.store).string();
+        socketDir = socketDirectory();
+    } else {
+        socketPath_ = absolutePath(options_.socketPath, cwd);
+        socketDir = std::filesystem::path(socketPath_).parent_path();
+    }
+    return ensurePrivateDirectory(socketDir, error);
+}
+
+bool Daemon::start(std::string* error) {
+    if (!resolvePaths(error))
+        return false;
+    lock_ = InstanceLock::acquire(options_.store, socketPath_, error);
+    if (!lock_)
+        return false;
+    try {
+        StoreOptions storeOptions;
+        storeOptions.directory = options_.store;
+        store_ = SymbolStore::open(storeOptions);
+    } catch (const StoreError& e) {
+        *error = e.what();
+        return false;
+    }
+    mailbox_ = std::make_unique<Mailbox>();
+    IndexService::Callbacks callbacks;
+    callbacks.started = [this](uint64_t run) { mailbox_->post([this, run] { runStarted(run); }); };
+    callbacks.finished = [this](const IndexRunReport& report) {
+        mailbox_->post([this, report] { runFinished(report); });
+    };
+    indexer_ = std::make_unique<IndexService>(
+        *store_, IndexServiceOptions{options_.database, options_.indexThreads}, callbacks);
+    context_.reset(new ServerContext{*store_, *indexer_, root_, options_.store.string(),
+                                     socketPath_, nullptr});
+    ServerOptions serverOptions;
+    serverOptions.queryThreads = options_.queryThreads;
+    server_ = std::make_unique<Server>(*context_, *mailbox_, serverOptions);
+    // The Server, not server_: workers may ask while stop() resets server_.
+    context_->serverFigures = [server = server_.get()] { return server->figures(); };
+    if (!server_->listen(socketPath_, error))
+        return false;
+    watcher_ = std::make_unique<Watcher>(options_.debounce, [this](std::vector<std::string> paths) {
+        std::fprintf(stderr, "symdexd: %zu file(s) changed, first %s\n", paths.size(),
+                     paths.front().c_str());
+        indexer_->request(std::move(paths), false);
+    });
+    watcher_->setFiles({databaseFile_});
+    std::fprintf(stderr, "symdexd: pid %d serving %s on %s (root %s, database %s)\n",
+                 int(::getpid()), options_.store.c_str(), socketPath_.c_str(), root_.c_str(),
+                 options_.database.c_str());
+    indexer_->start();
+    return true;
+}
+
+void Daemon::runStarted(uint64_t run) {
+    if (!server_)
+        return;
+    server_->indexRunStarted(run);
+    progressTimer_.start();
+}
+
+void Daemon::reportProgress() {
+    if (!server_)
+        return;
+    const IndexStatus st = indexer_->status();
+    if (st.state == IndexState::Indexing && !st.progress.planning)
+        server_->indexProgress(uint32_t(st.progress.tusDone), uint32_t(st.progress.tusToParse));
+}
+
+void Daemon::runFinished(const IndexRunReport& report) {
+    if (!server_)
+        return;
+    progressTimer_.stop();
+    const IndexSummary& s = report.summary;
+    if (!report.error.empty())
+        std::fprintf(stderr, "symdexd: run %llu: %s\n", static_cast<unsigned long long>(report.run),
+                     report.error.c_str());
+    else
+        std::fprintf(stderr, "symdexd: run %llu: parsed %zu of %zu TUs in %.2f s%s\n",
+                     static_cast<unsigned long long>(report.run), s.tusParsed, s.tusTotal,
+                     s.wallSeconds, s.cancelled ? " (cancelled)" : "");
+    server_->indexRunFinished(report.error.empty() ? QString("%1 TUs parsed").arg(s.tusParsed)
+                                                   : QString::fromStdString(report.error));
+    server_->broadcast(makeNotification("symdex/reindexed", runReportJson(report)));
+    std::vector<std::string> watch = report.files;
+    watch.push_back(databaseFile_);
+    watcher_->setFiles(watch);
+}
+
+void Daemon::stop() {
+    if (stopped_)
+        return;
+    stopped_ = true;
+    progressTimer_.stop();
+    watcher_.reset();
+    if (server_)
+        server_->close(); // no new requests
+    if (indexer_)
+        indexer_->stop(); // the run ends after the TUs being parsed, and flushes
+    if (store_) {
+        try {
+            store_->flush();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "symdexd: committing at exit failed: %s\n", e.what());
+        }
+    }
+    server_.reset(); // joins the query workers
+    indexer_.reset();
+    context_.reset();
+    mailbox_.reset();
+    store_.reset();
+    if (lock_) {
+        ::unlink(socketPath_.c_str());
+        lock_.reset();
+        std::fprintf(stderr, "symdexd: stopped\n");
+    }
+}
+
+} // namespace symdex::daemon

@@ -1,0 +1,86 @@
+// symdexd as a whole: the lock that makes it the one daemon of its store, the store, the index
+// runner, the socket server and the file watcher, started and stopped in order. daemon/main.cpp
+// only parses the command line and runs this.
+#pragma once
+
+#include "daemon/instance_lock.h"
+
+#include <QObject>
+#include <QTimer>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace symdex {
+class SymbolStore;
+}
+
+namespace symdex::daemon {
+
+class IndexService;
+class Mailbox;
+class Server;
+class Watcher;
+struct IndexRunReport;
+struct ServerContext;
+
+struct DaemonOptions {
+    /// The tree served (--root); LSP requests for documents outside it are refused.
+    std::filesystem::path root;
+    /// compile_commands.json or its directory (-p); empty: ROOT if it holds one, else ROOT/build.
+    std::string database;
+    /// The store (--store); empty: ROOT/.symdex.
+    std::filesystem::path store;
+    /// Indexer threads (--threads); 0: all hardware threads.
+    unsigned indexThreads = 0;
+    /// Query worker threads (--query-threads); 0: max(2, hardware threads).
+    unsigned queryThreads = 0;
+    /// The socket (--socket); empty: a per-store name in socketDirectory(). Its directory must be
+    /// private to the user either way.
+    std::string socketPath;
+    /// How long the watcher waits after the last change of a burst.
+    std::chrono::milliseconds debounce{200};
+    /// How often $/progress reports go out during a run.
+    std::chrono::milliseconds progressInterval{250};
+};
+
+class Daemon : public QObject {
+    Q_OBJECT
+public:
+    explicit Daemon(DaemonOptions options, QObject* parent = nullptr);
+    ~Daemon() override;
+
+    /// Takes the store's daemon lock, opens the store, listens, starts indexing and watching.
+    /// False and *error (naming the file, socket or other daemon) when any step fails.
+    bool start(std::string* error);
+    /// Stops in order: no new connections, the index run ends after the TUs being parsed, the
+    /// store commits what is pending, the socket is removed, the lock released. Idempotent.
+    void stop();
+
+    const std::string& socketPath() const { return socketPath_; }
+
+private:
+    bool resolvePaths(std::string* error);
+    void runStarted(uint64_t run);
+    void runFinished(const IndexRunReport& report);
+    void reportProgress();
+
+    DaemonOptions options_;
+    std::string root_;
+    std::string socketPath_;
+    std::string databaseFile_; ///< the compile_commands.json watched
+    std::optional<InstanceLock> lock_;
+    std::unique_ptr<SymbolStore> store_;
+    std::unique_ptr<Mailbox> mailbox_;
+    std::unique_ptr<IndexService> indexer_;
+    std::unique_ptr<ServerContext> context_;
+    std::unique_ptr<Server> server_;
+    std::unique_ptr<Watcher> watcher_;
+    QTimer progressTimer_;
+    bool stopped_ = false;
+};
+
+} // namespace symdex::daemon

@@ -1,0 +1,39 @@
+// textDocument/definition and textDocument/declaration: the symbol under the cursor, then where
+// it is defined (or declared). Result: Location[] (null when nothing is under the cursor).
+#include "daemon/handlers/handler.h"
+#include "daemon/handlers/params.h"
+#include "store/symbol_store.h"
+
+namespace symdex::daemon {
+
+namespace {
+
+/// The occurrences of the symbol under the cursor that `wanted` selects; all of them when it
+/// selects none (a symbol declared only, or defined only).
+QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(const SymbolHit&)) {
+    PositionMapper mapper(ctx.encoding);
+    const CursorQuery query = cursorQuery(ctx, params, mapper);
+    if (!query.target)
+        return QJsonValue::Null;
+    ctx.checkCancelled();
+    const std::vector<SymbolHit> hits = ctx.server.store.occurrences(query.target->usrHash);
+    const bool any = std::any_of(hits.begin(), hits.end(), wanted);
+    QJsonArray out;
+    for (const SymbolHit& hit : hits)
+        if (!any || wanted(hit))
+            out.append(
+                mapper.location(hit.path, hit.symbol.location, uint32_t(hit.symbol.name.size())));
+    return out;
+}
+
+} // namespace
+
+QJsonValue handleDefinition(RequestContext& ctx, const QJsonValue& params) {
+    return locate(ctx, params, [](const SymbolHit& h) { return h.symbol.isDefinition(); });
+}
+
+QJsonValue handleDeclaration(RequestContext& ctx, const QJsonValue& params) {
+    return locate(ctx, params, [](const SymbolHit& h) { return !h.symbol.isDefinition(); });
+}
+
+} // namespace symdex::daemon

@@ -1,0 +1,85 @@
+// What a request handler sees, and the table of methods. One file per LSP request under
+// handlers/; each handler runs on a query worker thread, reads the store and returns the
+// `result` JSON, or throws RpcError.
+#pragma once
+
+#include "daemon/positions.h"
+#include "daemon/protocol.h"
+#include "daemon/symbol_at.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QJsonValue>
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+namespace symdex {
+class SymbolStore;
+}
+
+namespace symdex::daemon {
+
+class IndexService;
+struct IndexRunReport;
+
+/// What every handler may use; shared by all worker threads (everything here is thread-safe).
+struct ServerContext {
+    SymbolStore& store;
+    IndexService& indexer;
+    std::string root;       ///< canonical; documents outside it are refused
+    std::string storeDir;   ///< for status
+    std::string socketPath; ///< for status
+    /// Server-side figures for symdex/status: connections, queries waiting for a worker, ...
+    std::function<QJsonObject()> serverFigures;
+};
+
+/// One request being handled.
+struct RequestContext {
+    const ServerContext& server;
+    PositionEncoding encoding;
+    /// Set when the client cancelled; a handler may give up early (its result is dropped).
+    const std::atomic<bool>& cancelled;
+
+    /// Throws RequestCancelled when the client cancelled: call between expensive steps.
+    void checkCancelled() const;
+};
+
+using HandlerFn = QJsonValue (*)(RequestContext& ctx, const QJsonValue& params);
+
+struct MethodSpec {
+    const char* name;
+    HandlerFn fn;
+    /// LSP methods need `initialize` first; symdex/* methods do not (CLI clients skip it).
+    bool needsInitialize;
+};
+
+/// The method `name`, or nullptr.
+const MethodSpec* findMethod(const QString& name);
+
+// --- The handlers (handlers/*.cpp) -----------------------------------------------------------
+
+QJsonValue handleDefinition(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleDeclaration(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleDocumentSymbol(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleStatus(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleStats(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleDidSave(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleDidChangeWatchedFiles(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleFind(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleResolve(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleOccurrences(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleSymbolReferences(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleFileSymbols(RequestContext& ctx, const QJsonValue& params);
+
+/// The report of an indexing run: symdex/status's `lastRun`, symdex/reindexed's params.
+QJsonObject runReportJson(const IndexRunReport& report);
+
+/// The `initialize` result: capabilities; picks the position encoding from the client's offer.
+QJsonObject initializeResult(const QJsonValue& params, PositionEncoding* encoding);
+
+} // namespace symdex::daemon

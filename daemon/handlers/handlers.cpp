@@ -1,0 +1,42 @@
+// The method table: every method the daemon answers, with its handler. Lifecycle methods
+// (initialize, shutdown, exit, $/cancelRequest) change the connection's state and are handled
+// by the connection itself (daemon/connection.cpp).
+#include "daemon/handlers/handler.h"
+
+namespace symdex::daemon {
+
+namespace {
+
+const MethodSpec kMethods[] = {
+    {"textDocument/definition", handleDefinition, true},
+    {"textDocument/declaration", handleDeclaration, true},
+    {"textDocument/references", handleReferences, true},
+    {"textDocument/documentSymbol", handleDocumentSymbol, true},
+    {"workspace/symbol", handleWorkspaceSymbol, true},
+    {"textDocument/didSave", handleDidSave, true},
+    {"workspace/didChangeWatchedFiles", handleDidChangeWatchedFiles, true},
+    {"symdex/status", handleStatus, false},
+    {"symdex/stats", handleStats, false},
+    {"symdex/index", handleIndex, false},
+    {"symdex/find", handleFind, false},
+    {"symdex/resolve", handleResolve, false},
+    {"symdex/occurrences", handleOccurrences, false},
+    {"symdex/references", handleSymbolReferences, false},
+    {"symdex/fileSymbols", handleFileSymbols, false},
+};
+
+} // namespace
+
+void RequestContext::checkCancelled() const {
+    if (cancelled.load(std::memory_order_relaxed))
+        throw RpcError{kRequestCancelled, "request cancelled"};
+}
+
+const MethodSpec* findMethod(const QString& name) {
+    for (const MethodSpec& m : kMethods)
+        if (name == QLatin1String(m.name))
+            return &m;
+    return nullptr;
+}
+
+} // namespace symdex::daemon

@@ -1,0 +1,55 @@
+// What starts a re-index from a client: symdex/index (explicit), textDocument/didSave and
+// workspace/didChangeWatchedFiles (notifications). Each only queues a run (IndexService); the
+// incremental indexer then re-parses exactly the TUs that read a changed file.
+#include "daemon/handlers/handler.h"
+#include "daemon/handlers/params.h"
+#include "daemon/index_service.h"
+
+namespace symdex::daemon {
+
+QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params) {
+    const QJsonObject p = params.isUndefined() ? QJsonObject{} : paramsObject(params);
+    const bool force = optionalBool(p, "force", "", false);
+    std::vector<std::string> paths;
+    if (p.contains("paths")) {
+        if (!p.value("paths").isArray())
+            throw RpcError{kInvalidParams, "'paths' must be an array of file URIs or paths"};
+        const QJsonArray list = p.value("paths").toArray();
+        for (qsizetype i = 0; i < list.size(); ++i) {
+            const QString field = QString("paths[%1]").arg(i);
+            if (!list[i].isString())
+                throw RpcError{kInvalidParams, "'" + field + "' must be a string"};
+            paths.push_back(documentPath(ctx.server, list[i].toString(), field));
+        }
+    }
+    ctx.server.indexer.request(paths, force);
+    QJsonArray queued;
+    for (const std::string& path : paths)
+        queued.append(QString::fromStdString(path));
+    return QJsonObject{{"queued", true}, {"paths", queued}, {"force", force}};
+}
+
+QJsonValue handleDidSave(RequestContext& ctx, const QJsonValue& params) {
+    ctx.server.indexer.request({textDocumentPath(ctx.server, paramsObject(params))}, false);
+    return QJsonValue::Null;
+}
+
+QJsonValue handleDidChangeWatchedFiles(RequestContext& ctx, const QJsonValue& params) {
+    const QJsonObject p = paramsObject(params);
+    if (!p.value("changes").isArray())
+        throw RpcError{kInvalidParams, "'changes' must be an array of FileEvent"};
+    std::vector<std::string> paths;
+    for (const QJsonValue& change : p.value("changes").toArray()) {
+        const QString uri = change.toObject().value("uri").toString();
+        // Events for files outside the root (a client watching more) are not ours to index.
+        try {
+            paths.push_back(documentPath(ctx.server, uri, "changes[].uri"));
+        } catch (const RpcError&) {
+        }
+    }
+    if (!paths.empty())
+        ctx.server.indexer.request(paths, false);
+    return QJsonValue::Null;
+}
+
+} // namespace symdex::daemon

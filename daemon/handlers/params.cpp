@@ -1,0 +1,152 @@
+#include "daemon/handlers/params.h"
+
+#include "indexer/compile_db.h"
+#include "store/symbol_store.h"
+
+namespace symdex::daemon {
+
+namespace {
+
+[[noreturn]] void invalid(const QString& message) {
+    throw RpcError{kInvalidParams, message};
+}
+
+QString join(const QString& path, const char* field) {
+    return path.isEmpty() ? QString(field) : path + "." + field;
+}
+
+} // namespace
+
+QJsonObject paramsObject(const QJsonValue& params) {
+    if (!params.isObject())
+        invalid("'params' must be an object");
+    return params.toObject();
+}
+
+QJsonObject requireObject(const QJsonObject& o, const char* field, const QString& path) {
+    const QJsonValue v = o.value(field);
+    if (!v.isObject())
+        invalid(QString("'%1' must be an object").arg(join(path, field)));
+    return v.toObject();
+}
+
+QString requireString(const QJsonObject& o, const char* field, const QString& path) {
+    const QJsonValue v = o.value(field);
+    if (!v.isString())
+        invalid(QString("'%1' must be a string").arg(join(path, field)));
+    return v.toString();
+}
+
+uint32_t requireUInt(const QJsonObject& o, const char* field, const QString& path, qint64 max) {
+    const QJsonValue v = o.value(field);
+    const double d = v.toDouble(-1);
+    if (!v.isDouble() || d < 0 || d > double(max) || d != double(qint64(d)))
+        invalid(QString("'%1' must be an integer from 0 to %2").arg(join(path, field)).arg(max));
+    return uint32_t(d);
+}
+
+bool optionalBool(const QJsonObject& o, const char* field, const QString& path, bool fallback) {
+    const QJsonValue v = o.value(field);
+    if (v.isUndefined() || v.isNull())
+        return fallback;
+    if (!v.isBool())
+        invalid(QString("'%1' must be a boolean").arg(join(path, field)));
+    return v.toBool();
+}
+
+std::string documentPath(const ServerContext& server, const QString& uriOrPath,
+                         const QString& field) {
+    std::string path;
+    if (uriOrPath.startsWith('/')) {
+        path = uriOrPath.toStdString();
+    } else {
+        std::optional<std::string> local = uriToPath(uriOrPath);
+        if (!local)
+            invalid(QString("'%1' must be a file:// URI, not '%2'").arg(field, uriOrPath));
+        path = *local;
+    }
+    // The store holds physical paths (compile_db.h): resolve symlinks and ".." the same way.
+    path = canonicalPath(absolutePath(path, "/"));
+    const std::string& root = server.root;
+    const bool inside = path == root || (path.size() > root.size() && path.starts_with(root) &&
+                                         (root.back() == '/' || path[root.size()] == '/'));
+    if (!inside)
+        invalid(QString("'%1' is outside the indexed root '%2'")
+                    .arg(QString::fromStdString(path), QString::fromStdString(root)));
+    return path;
+}
+
+std::string textDocumentPath(const ServerContext& server, const QJsonObject& params) {
+    const QJsonObject doc = requireObject(params, "textDocument", "");
+    return documentPath(server, requireString(doc, "uri", "textDocument"), "textDocument.uri");
+}
+
+std::optional<std::string> symbolName(const SymbolStore& store, uint64_t usrHash) {
+    std::vector<SymbolHit> hits = store.occurrences(usrHash);
+    if (hits.empty())
+        return std::nullopt;
+    return hits.front().symbol.name;
+}
+
+CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionMapper& mapper) {
+    const QJsonObject p = paramsObject(params);
+    CursorQuery query;
+    query.path = textDocumentPath(ctx.server, p);
+    const QJsonObject position = requireObject(p, "position", "");
+    const uint32_t line = requireUInt(position, "line", "position", INT32_MAX - 1);
+    const uint32_t character = requireUInt(position, "character", "position", INT32_MAX - 1);
+    const SymbolStore& store = ctx.server.store;
+    std::optional<std::vector<Symbol>> symbols = store.fileSymbols(query.path);
+    std::optional<std::vector<Reference>> refs = store.fileReferences(query.path);
+    if (!symbols && !refs)
+        return query; // a file the store does not know: no answer, not an error
+    const Position cursor = mapper.fromLsp(query.path, line, character);
+    query.target = symbolAt(
+        symbols.value_or(std::vector<Symbol>{}), refs.value_or(std::vector<Reference>{}), cursor,
+        [&](uint64_t usr) { return symbolName(store, usr); },
+        mapper.lines().line(query.path, cursor.line));
+    return query;
+}
+
+int lspSymbolKind(SymbolKind kind) {
+    // LSP SymbolKind: Namespace 3, Class 5, Method 6, Field 8, Constructor 9, Enum 10,
+    // Interface 11, Function 12, Variable 13, Constant 14, EnumMember 22, Struct 23.
+    switch (kind) {
+    case SymbolKind::Namespace:
+    case SymbolKind::NamespaceAlias:
+        return 3;
+    case SymbolKind::Class:
+    case SymbolKind::Union:
+    case SymbolKind::Typedef:
+    case SymbolKind::TypeAlias:
+        return 5;
+    case SymbolKind::Struct:
+        return 23;
+    case SymbolKind::Enum:
+        return 10;
+    case SymbolKind::EnumConstant:
+        return 22;
+    case SymbolKind::Function:
+        return 12;
+    case SymbolKind::Method:
+    case SymbolKind::StaticMethod:
+    case SymbolKind::ConversionFunction:
+        return 6;
+    case SymbolKind::Constructor:
+    case SymbolKind::Destructor:
+        return 9;
+    case SymbolKind::Field:
+        return 8;
+    case SymbolKind::Concept:
+        return 11;
+    case SymbolKind::Macro:
+        return 14;
+    case SymbolKind::Variable:
+    case SymbolKind::StaticMember:
+    case SymbolKind::Unknown:
+        return 13;
+    }
+    return 13;
+}
+
+} // namespace symdex::daemon

@@ -1,0 +1,59 @@
+// textDocument/references: every use of the symbol under the cursor, its declarations and
+// definitions too when context.includeDeclaration is true. Result: Location[], sorted by path
+// and position (null when nothing is under the cursor).
+#include "daemon/handlers/handler.h"
+#include "daemon/handlers/params.h"
+#include "store/symbol_store.h"
+
+#include <tuple>
+
+namespace symdex::daemon {
+
+QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
+    const QJsonObject p = paramsObject(params);
+    bool includeDeclaration = false;
+    if (p.contains("context"))
+        includeDeclaration =
+            optionalBool(requireObject(p, "context", ""), "includeDeclaration", "context", false);
+    PositionMapper mapper(ctx.encoding);
+    const CursorQuery query = cursorQuery(ctx, params, mapper);
+    if (!query.target)
+        return QJsonValue::Null;
+    ctx.checkCancelled();
+    const SymbolStore& store = ctx.server.store;
+    const uint64_t usr = query.target->usrHash;
+    const std::optional<std::string> name = symbolName(store, usr);
+
+    struct Row {
+        std::string path;
+        Position position;
+        uint32_t length;
+    };
+    std::vector<Row> rows;
+    for (const ReferenceHit& ref : store.references(usr)) {
+        // A reference spans the symbol's name; unnamed (not indexed) symbols: the identifier.
+        const uint32_t length =
+            name ? uint32_t(name->size())
+                 : identifierLength(mapper.lines().line(ref.path, ref.reference.location.line),
+                                    ref.reference.location.column - 1);
+        rows.push_back({ref.path, ref.reference.location, length});
+    }
+    if (includeDeclaration)
+        for (const SymbolHit& hit : store.occurrences(usr))
+            rows.push_back({hit.path, hit.symbol.location, uint32_t(hit.symbol.name.size())});
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+        return std::tie(a.path, a.position) < std::tie(b.path, b.position);
+    });
+    rows.erase(std::unique(rows.begin(), rows.end(),
+                           [](const Row& a, const Row& b) {
+                               return a.path == b.path && a.position == b.position;
+                           }),
+               rows.end());
+    ctx.checkCancelled();
+    QJsonArray out;
+    for (const Row& row : rows)
+        out.append(mapper.location(row.path, row.position, row.length));
+    return out;
+}
+
+} // namespace symdex::daemon

@@ -1,0 +1,100 @@
+// The daemon's indexing: one `index-runner` thread that runs the incremental Indexer (itself on
+// a TBB arena) whenever files changed or a client asked, reloading the compile database each
+// time so a new one is picked up without a restart. Requests arriving during a run are merged
+// into the next one. Queries never wait for it: they read the store on other threads.
+#pragma once
+
+#include "indexer/indexer.h"
+#include "store/symbol_store.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace symdex::daemon {
+
+enum class IndexState { Idle, Planning, Indexing };
+std::string_view indexStateName(IndexState state);
+
+struct IndexServiceOptions {
+    /// compile_commands.json or the directory holding it; re-read before every run.
+    std::string database;
+    /// Indexer threads; 0: all hardware threads.
+    unsigned threads = 0;
+};
+
+/// What one run did, for notifications and symdex/status.
+struct IndexRunReport {
+    uint64_t run = 0;                 ///< 1, 2, ... within this daemon
+    std::vector<std::string> trigger; ///< changed paths that caused the run; empty: start/all
+    bool force = false;
+    std::string error; ///< the database could not be read, or the store failed; nothing indexed
+    std::string databasePath;       ///< the compile_commands.json the run read
+    IndexSummary summary;           ///< parsedTus: exactly the TUs re-parsed
+    std::vector<std::string> files; ///< every file the store knows after the run (to watch)
+};
+
+/// A consistent picture for symdex/status.
+struct IndexStatus {
+    IndexState state = IndexState::Idle;
+    uint64_t runsStarted = 0;
+    size_t pendingChanges = 0; ///< changed paths waiting for the next run
+    bool runPending = false;   ///< a run will start after this one (or now)
+    IndexProgress progress;    ///< of the current run (meaningful unless Idle)
+    std::optional<IndexRunReport> lastRun;
+};
+
+class IndexService {
+public:
+    struct Callbacks {
+        /// Called on the index thread when a run starts.
+        std::function<void(uint64_t run)> started;
+        /// Called on the index thread when a run ended (also on error or cancellation).
+        std::function<void(const IndexRunReport&)> finished;
+    };
+
+    IndexService(SymbolStore& store, IndexServiceOptions options, Callbacks callbacks);
+    /// Starts the thread; the first run starts at once.
+    void start();
+    /// stop().
+    ~IndexService();
+
+    /// Asks for a run: after `changedPaths` changed (empty: re-check everything), re-parsing
+    /// every TU when `force`. Thread-safe; never blocks on a run.
+    void request(std::vector<std::string> changedPaths, bool force);
+    IndexStatus status() const;
+    /// Stops the current run after the TUs being parsed (their results are committed), and joins
+    /// the thread. Later requests are ignored.
+    void stop();
+
+private:
+    void loop();
+    IndexRunReport runOnce(uint64_t run, std::vector<std::string> trigger, bool force);
+
+    SymbolStore& store_;
+    const IndexServiceOptions options_;
+    const Callbacks callbacks_;
+    std::atomic<bool> stopping_{false}; // read by the Indexer between TUs
+
+    std::set<std::string> pendingPaths_;
+    bool pendingRun_ = true; // the first run
+    bool pendingForce_ = false;
+    IndexState state_ = IndexState::Idle;
+    uint64_t runsStarted_ = 0;
+    const Indexer* current_ = nullptr; // the running Indexer, for progress()
+    std::optional<IndexRunReport> lastRun_;
+    mutable std::mutex mu_; // guards the members above, from pendingPaths_ on
+    std::condition_variable wake_;
+
+    std::thread thread_;
+};
+
+} // namespace symdex::daemon

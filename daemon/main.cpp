@@ -1,0 +1,96 @@
+// symdexd: the indexing daemon. See daemon/daemon.h and docs/protocol.md.
+#include "daemon/daemon.h"
+#include "daemon/termination.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <tbb/global_control.h>
+
+#include <cstdio>
+
+namespace {
+
+/// A positive count option, or 0 when not given; exits on a bad value.
+unsigned countOption(const QCommandLineParser& parser, const char* name, int max) {
+    if (!parser.isSet(name))
+        return 0;
+    bool ok = false;
+    const int n = parser.value(name).toInt(&ok);
+    if (!ok || n < 1 || n > max) {
+        std::fprintf(stderr, "symdexd: --%s needs a number from 1 to %d, not '%s'\n", name, max,
+                     qPrintable(parser.value(name)));
+        std::exit(2);
+    }
+    return unsigned(n);
+}
+
+/// Runs the daemon until SIGTERM or SIGINT; the process's exit status.
+int serve(QCoreApplication& app, symdex::daemon::Daemon& daemon) {
+    symdex::daemon::TerminationSignals termination;
+    QObject::connect(&termination, &symdex::daemon::TerminationSignals::received, &app,
+                     [&](int sig) {
+                         std::fprintf(stderr, "symdexd: signal %d, stopping\n", sig);
+                         daemon.stop();
+                         QCoreApplication::exit(0);
+                     });
+    std::string error;
+    if (!daemon.start(&error)) {
+        std::fprintf(stderr, "symdexd: %s\n", error.c_str());
+        return 1;
+    }
+    return app.exec();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName("symdexd");
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        "symdex's indexing daemon: indexes the tree, watches it, and answers LSP and symdex/* "
+        "requests on a local socket while it indexes (docs/protocol.md).");
+    parser.addHelpOption();
+    parser.addOptions({
+        {"root", "The source tree served (default: the current directory).", "DIR"},
+        {"p",
+         "Build directory holding compile_commands.json, or the file (default: ROOT, then "
+         "ROOT/build).",
+         "BUILD"},
+        {"store", "Symbol store directory (default: ROOT/.symdex).", "DIR"},
+        {"threads", "Indexer threads (default: all cores).", "N"},
+        {"query-threads", "Threads answering queries (default: max(2, cores)).", "N"},
+        {"socket",
+         "Socket path (default: $XDG_RUNTIME_DIR/symdex/<store hash>.sock); its directory "
+         "must be private (0700).",
+         "PATH"},
+        {"debounce", "Milliseconds to wait after the last file change (default 200).", "MS"},
+    });
+    parser.process(app);
+    if (!parser.positionalArguments().isEmpty()) {
+        std::fprintf(stderr, "symdexd: unexpected argument '%s' (see symdexd --help)\n",
+                     qPrintable(parser.positionalArguments().front()));
+        return 2;
+    }
+
+    symdex::daemon::DaemonOptions options;
+    options.root = parser.isSet("root") ? parser.value("root").toStdString() : ".";
+    options.database = parser.value("p").toStdString();
+    options.store = parser.value("store").toStdString();
+    options.indexThreads = countOption(parser, "threads", 1024);
+    options.queryThreads = countOption(parser, "query-threads", 1024);
+    options.socketPath = parser.value("socket").toStdString();
+    if (parser.isSet("debounce"))
+        options.debounce = std::chrono::milliseconds(countOption(parser, "debounce", 60000));
+
+    // Lets exit wait for TBB's worker threads, so nothing of the last index run is still being
+    // torn down (or reported as leaked) when the process ends.
+    tbb::task_scheduler_handle tbbHandle{tbb::attach{}};
+    int status;
+    {
+        symdex::daemon::Daemon daemon(options);
+        status = serve(app, daemon);
+    }
+    tbb::finalize(tbbHandle, std::nothrow);
+    return status;
+}

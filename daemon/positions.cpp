@@ -1,0 +1,167 @@
+#include "daemon/positions.h"
+
+#include <QUrl>
+
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <shared_mutex>
+#include <sys/stat.h>
+
+namespace symdex::daemon {
+
+namespace {
+
+/// Length in bytes of the UTF-8 sequence starting with `lead`; 1 for an invalid lead byte.
+uint32_t sequenceLength(unsigned char lead) {
+    if (lead < 0x80)
+        return 1;
+    if ((lead & 0xE0) == 0xC0)
+        return 2;
+    if ((lead & 0xF0) == 0xE0)
+        return 3;
+    if ((lead & 0xF8) == 0xF0)
+        return 4;
+    return 1;
+}
+
+} // namespace
+
+uint32_t utf16FromByteOffset(std::string_view line, uint32_t byteOffset) {
+    uint32_t units = 0;
+    size_t i = 0;
+    while (i < line.size() && i < byteOffset) {
+        const uint32_t len = sequenceLength(static_cast<unsigned char>(line[i]));
+        units += len == 4 ? 2 : 1; // beyond the BMP: a surrogate pair
+        i += len;
+    }
+    if (byteOffset > line.size())
+        units += byteOffset - uint32_t(line.size());
+    return units;
+}
+
+uint32_t byteOffsetFromUtf16(std::string_view line, uint32_t units) {
+    uint32_t counted = 0;
+    size_t i = 0;
+    while (i < line.size() && counted < units) {
+        const uint32_t len = sequenceLength(static_cast<unsigned char>(line[i]));
+        counted += len == 4 ? 2 : 1;
+        i += len;
+    }
+    i = std::min(i, line.size());
+    if (counted < units)
+        i += units - counted;
+    return uint32_t(i);
+}
+
+namespace {
+
+struct AsciiEntry {
+    int64_t mtimeNs = 0;
+    int64_t size = -1;
+    bool ascii = false;
+};
+
+/// path -> what isAsciiFile() found for that version of the file. Reads are shared; a file is
+/// scanned outside the lock and the result stored under it.
+std::unordered_map<std::string, AsciiEntry> asciiFiles;
+std::shared_mutex asciiFilesMu;
+
+bool scanAscii(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        for (std::streamsize i = 0; i < in.gcount(); ++i)
+            if (static_cast<unsigned char>(buf[i]) >= 0x80)
+                return false;
+        if (!in)
+            break;
+    }
+    return true;
+}
+
+} // namespace
+
+bool isAsciiFile(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+        return true; // nothing to read: every column maps to itself
+    const int64_t mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    {
+        std::shared_lock lock(asciiFilesMu);
+        auto it = asciiFiles.find(path);
+        if (it != asciiFiles.end() && it->second.mtimeNs == mtimeNs &&
+            it->second.size == int64_t(st.st_size))
+            return it->second.ascii;
+    }
+    const bool ascii = scanAscii(path);
+    std::unique_lock lock(asciiFilesMu);
+    asciiFiles[path] = {mtimeNs, int64_t(st.st_size), ascii};
+    return ascii;
+}
+
+std::string_view SourceLines::line(const std::string& path, uint32_t line) {
+    auto it = files_.find(path);
+    if (it == files_.end()) {
+        std::vector<std::string> lines;
+        std::ifstream in(path, std::ios::binary);
+        for (std::string l; std::getline(in, l);) {
+            if (!l.empty() && l.back() == '\r')
+                l.pop_back();
+            lines.push_back(std::move(l));
+        }
+        it = files_.emplace(path, std::move(lines)).first;
+    }
+    if (line == 0 || line > it->second.size())
+        return {};
+    return it->second[line - 1];
+}
+
+bool PositionMapper::needsConversion(const std::string& path) {
+    if (encoding_ == PositionEncoding::Utf8)
+        return false;
+    auto [it, inserted] = needsConversion_.try_emplace(path, false);
+    if (inserted)
+        it->second = !isAsciiFile(path);
+    return it->second;
+}
+
+Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_t character) {
+    if (!needsConversion(path))
+        return {line + 1, character + 1};
+    return {line + 1, byteOffsetFromUtf16(lines_.line(path, line + 1), character) + 1};
+}
+
+QJsonObject PositionMapper::toLsp(const std::string& path, Position position) {
+    const uint32_t line = position.line ? position.line - 1 : 0;
+    const uint32_t byteOffset = position.column ? position.column - 1 : 0;
+    const uint32_t character = !needsConversion(path)
+                                   ? byteOffset
+                                   : utf16FromByteOffset(lines_.line(path, line + 1), byteOffset);
+    return QJsonObject{{"line", qint64(line)}, {"character", qint64(character)}};
+}
+
+QJsonObject PositionMapper::rangeOf(const std::string& path, Position begin, uint32_t byteLength) {
+    return rangeOf(path, begin, Position{begin.line, begin.column + byteLength});
+}
+
+QJsonObject PositionMapper::rangeOf(const std::string& path, Position begin, Position end) {
+    return QJsonObject{{"start", toLsp(path, begin)}, {"end", toLsp(path, end)}};
+}
+
+QJsonObject PositionMapper::location(const std::string& path, Position begin, uint32_t byteLength) {
+    return QJsonObject{{"uri", pathToUri(path)}, {"range", rangeOf(path, begin, byteLength)}};
+}
+
+QString pathToUri(const std::string& path) {
+    return QUrl::fromLocalFile(QString::fromStdString(path)).toString(QUrl::FullyEncoded);
+}
+
+std::optional<std::string> uriToPath(const QString& uri) {
+    const QUrl url(uri, QUrl::StrictMode);
+    if (!url.isValid() || !url.isLocalFile() || url.toLocalFile().isEmpty())
+        return std::nullopt;
+    return url.toLocalFile().toStdString();
+}
+
+} // namespace symdex::daemon

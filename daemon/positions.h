@@ -1,0 +1,78 @@
+// Positions between LSP and the store. LSP counts lines from 0 and characters in UTF-16 code
+// units (or UTF-8 bytes when the client and server agree on "utf-8"); the store counts lines and
+// byte columns from 1, as libclang does. Converting UTF-16 needs the line's text: it is read
+// from the file on disk when a request needs it (docs/protocol.md, "Positions").
+#pragma once
+
+#include "store/records.h"
+
+#include <QJsonObject>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace symdex::daemon {
+
+/// How LSP characters are counted on this connection (LSP 3.17 positionEncoding).
+enum class PositionEncoding { Utf16, Utf8 };
+
+/// The UTF-16 offset of byte offset `byteOffset` within `line` (UTF-8). A byte inside a
+/// multi-byte sequence counts as the start of that character; invalid bytes count one unit each;
+/// past the end of the line, each extra byte counts one unit.
+uint32_t utf16FromByteOffset(std::string_view line, uint32_t byteOffset);
+/// The byte offset of UTF-16 offset `units` within `line`; past the end, one byte per unit.
+uint32_t byteOffsetFromUtf16(std::string_view line, uint32_t units);
+
+/// Whether a file holds only ASCII bytes (then UTF-16 columns are byte columns and its lines
+/// need not be read). Cached process-wide by path, mtime and size; thread-safe.
+bool isAsciiFile(const std::string& path);
+
+/// The lines of the files a request touches, each file read at most once. Not thread-safe: one
+/// per request.
+class SourceLines {
+public:
+    /// The text of 1-based `line` of `path` without its newline; empty when unreadable.
+    std::string_view line(const std::string& path, uint32_t line);
+
+private:
+    std::unordered_map<std::string, std::vector<std::string>> files_;
+};
+
+/// Converts positions for one request.
+class PositionMapper {
+public:
+    explicit PositionMapper(PositionEncoding encoding) : encoding_(encoding) {}
+
+    /// The store position (1-based line, byte column) of an LSP position in `path`.
+    Position fromLsp(const std::string& path, uint32_t line, uint32_t character);
+    /// The LSP position {"line", "character"} of a store position.
+    QJsonObject toLsp(const std::string& path, Position position);
+    /// An LSP range from `begin` spanning `byteLength` bytes on the same line.
+    QJsonObject rangeOf(const std::string& path, Position begin, uint32_t byteLength);
+    /// An LSP range between two store positions.
+    QJsonObject rangeOf(const std::string& path, Position begin, Position end);
+    /// An LSP Location {"uri", "range"}.
+    QJsonObject location(const std::string& path, Position begin, uint32_t byteLength);
+
+    SourceLines& lines() { return lines_; }
+
+private:
+    /// Whether columns of `path` need converting (UTF-16 and not all ASCII); asked once per file
+    /// and request.
+    bool needsConversion(const std::string& path);
+
+    PositionEncoding encoding_;
+    SourceLines lines_;
+    std::unordered_map<std::string, bool> needsConversion_;
+};
+
+/// "file:///a/b%20c.cpp" for "/a/b c.cpp".
+QString pathToUri(const std::string& path);
+/// The path of a file:// URI; nullopt for any other scheme or a malformed URI.
+std::optional<std::string> uriToPath(const QString& uri);
+
+} // namespace symdex::daemon

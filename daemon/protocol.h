@@ -1,0 +1,96 @@
+// The wire protocol: JSON-RPC 2.0 messages in LSP's base-protocol frames
+// ("Content-Length: N\r\n\r\n" then N bytes of UTF-8 JSON). docs/protocol.md describes it for
+// clients; this file splits a byte stream into messages and builds the replies.
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace symdex::daemon {
+
+/// The largest message body accepted (docs/protocol.md): a bigger Content-Length closes the
+/// connection, since skipping the body would mean trusting the rest of a broken stream.
+inline constexpr size_t kMaxMessageBytes = size_t(16) << 20;
+/// The largest header block; LSP headers are two short lines.
+inline constexpr size_t kMaxHeaderBytes = 8 << 10;
+
+/// JSON-RPC 2.0 and LSP error codes.
+enum ErrorCode : int {
+    kParseError = -32700,
+    kInvalidRequest = -32600,
+    kMethodNotFound = -32601,
+    kInvalidParams = -32602,
+    kInternalError = -32603,
+    kServerNotInitialized = -32002,
+    kRequestFailed = -32803,
+    kRequestCancelled = -32800,
+};
+
+/// A failure a handler reports to the client as a JSON-RPC error.
+struct RpcError {
+    int code;
+    QString message;
+};
+
+/// Splits a byte stream into message bodies. Not thread-safe: one per connection.
+class FrameReader {
+public:
+    explicit FrameReader(size_t maxBodyBytes = kMaxMessageBytes) : maxBody_(maxBodyBytes) {}
+
+    enum class Status {
+        NeedMore, ///< no complete message buffered
+        Message,  ///< *body holds the next message
+        Error,    ///< the framing is lost (*error says why); the stream cannot be resynchronised
+    };
+
+    void append(const QByteArray& bytes) { buffer_.append(bytes); }
+    Status next(QByteArray* body, std::string* error);
+    /// Bytes buffered and not yet returned as messages.
+    size_t buffered() const { return size_t(buffer_.size()); }
+
+private:
+    /// Parses the header block ending at `headerEnd`; sets bodyLength_ or *error.
+    bool parseHeader(qsizetype headerEnd, std::string* error);
+    /// Checks the header lines received so far, before the blank line arrived.
+    bool checkPartialHeader(std::string* error) const;
+
+    size_t maxBody_;
+    QByteArray buffer_;
+    qsizetype headerLength_ = -1; ///< header bytes incl. the blank line, once parsed
+    size_t bodyLength_ = 0;
+};
+
+/// `json` with its Content-Length header.
+QByteArray frame(const QByteArray& json);
+QByteArray frame(const QJsonObject& message);
+
+/// One parsed message: a request (method and id), a notification (method, no id) or a response
+/// to a request the server sent (id, no method).
+struct Message {
+    QJsonValue id; ///< undefined for notifications
+    QString method;
+    QJsonValue params; ///< undefined when absent
+    QJsonObject raw;
+    bool hasId() const { return !id.isUndefined(); }
+    bool isResponse() const { return method.isEmpty() && hasId(); }
+};
+
+/// Parses a message body; on failure returns nullopt and sets *error to the JSON-RPC error to
+/// send back (with the request's id when one could be read).
+std::optional<Message> parseMessage(const QByteArray& body, RpcError* error, QJsonValue* id);
+
+QJsonObject makeResult(const QJsonValue& id, const QJsonValue& result);
+QJsonObject makeError(const QJsonValue& id, int code, const QString& message);
+QJsonObject makeNotification(const QString& method, const QJsonValue& params);
+QJsonObject makeRequest(const QJsonValue& id, const QString& method, const QJsonValue& params);
+
+/// A request id as a map key: numbers and strings never collide ("1" vs 1).
+QString idKey(const QJsonValue& id);
+
+} // namespace symdex::daemon

@@ -1,0 +1,146 @@
+#include "daemon/server.h"
+
+#include "store/lmdb.h"
+
+#include <QJsonDocument>
+
+#include <cstdio>
+#include <sys/stat.h>
+#include <thread>
+
+namespace symdex::daemon {
+
+namespace {
+
+unsigned defaultQueryThreads() {
+    return std::max(2u, std::thread::hardware_concurrency());
+}
+
+/// Runs a handler, turning every failure into a JSON-RPC error; never throws.
+QJsonObject answer(RequestContext& ctx, const MethodSpec& spec, const Message& m) {
+    try {
+        ctx.checkCancelled();
+        return makeResult(m.id, spec.fn(ctx, m.params));
+    } catch (const RpcError& e) {
+        return makeError(m.id, e.code, e.message);
+    } catch (const StoreError& e) {
+        return makeError(m.id, kRequestFailed, QString("store error: ") + e.what());
+    } catch (const std::exception& e) {
+        return makeError(m.id, kInternalError, QString("internal error: ") + e.what());
+    }
+}
+
+} // namespace
+
+Server::Server(ServerContext& context, Mailbox& mailbox, ServerOptions options)
+    : context_(context), mailbox_(mailbox), options_(options),
+      workers_(std::make_unique<WorkerPool>(
+          options.queryThreads ? options.queryThreads : defaultQueryThreads(), "query")) {
+    connect(&server_, &QLocalServer::newConnection, this, &Server::accept);
+}
+
+Server::~Server() {
+    // Workers first: a task may still read figures() (symdex/status) or post to the mailbox.
+    workers_->shutdown();
+    close();
+}
+
+bool Server::listen(const std::string& path, std::string* error) {
+    const QString name = QString::fromStdString(path);
+    QLocalServer::removeServer(name); // a socket file left by a daemon that died
+    server_.setSocketOptions(QLocalServer::UserAccessOption);
+    server_.setListenBacklogSize(options_.listenBacklog);
+    if (!server_.listen(name)) {
+        *error = "cannot listen on '" + path + "': " + server_.errorString().toStdString();
+        return false;
+    }
+    // UserAccessOption already creates it 0600; make sure whatever the umask was.
+    ::chmod(path.c_str(), 0600);
+    return true;
+}
+
+void Server::close() {
+    server_.close();
+    for (auto& [id, connection] : connections_) {
+        connection->disconnect(this);
+        delete connection;
+    }
+    connections_.clear();
+    connectionCount_ = 0;
+}
+
+void Server::accept() {
+    while (QLocalSocket* socket = server_.nextPendingConnection()) {
+        const uint64_t id = nextConnectionId_++;
+        auto* connection = new Connection(id, socket, *this, options_.limits);
+        connection->setParent(this);
+        connections_.emplace(id, connection);
+        ++connectionCount_;
+        connect(connection, &Connection::closed, this, [this](uint64_t closedId) {
+            auto it = connections_.find(closedId);
+            if (it == connections_.end())
+                return;
+            it->second->deleteLater();
+            connections_.erase(it);
+            --connectionCount_;
+        });
+    }
+}
+
+void Server::run(Connection& connection, const MethodSpec& spec, Message&& message,
+                 PositionEncoding encoding, std::shared_ptr<std::atomic<bool>> cancelled) {
+    const uint64_t connectionId = connection.id();
+    const QString key = cancelled ? idKey(message.id) : QString();
+    workers_->post([this, &spec, message = std::move(message), encoding, connectionId, key,
+                    cancelled = std::move(cancelled)]() mutable {
+        static const std::atomic<bool> kNeverCancelled{false};
+        RequestContext ctx{context_, encoding, cancelled ? *cancelled : kNeverCancelled};
+        QJsonObject response = answer(ctx, spec, message);
+        QByteArray bytes;
+        if (cancelled) // serialised here, not on the Qt thread
+            bytes = frame(response);
+        else if (response.contains("error"))
+            std::fprintf(stderr, "symdexd: notification %s: %s\n", qPrintable(message.method),
+                         qPrintable(response["error"].toObject()["message"].toString()));
+        ++requestsAnswered_;
+        mailbox_.post([this, connectionId, key, bytes = std::move(bytes)] {
+            auto it = connections_.find(connectionId);
+            if (it != connections_.end())
+                it->second->complete(key, bytes);
+        });
+    });
+}
+
+void Server::broadcast(const QJsonObject& notification) {
+    const QByteArray bytes = frame(notification);
+    for (auto& [id, connection] : connections_)
+        if (connection->initialized())
+            connection->sendFramed(bytes);
+}
+
+void Server::indexRunStarted(uint64_t run) {
+    indexing_ = true;
+    currentRun_ = run;
+    for (auto& [id, connection] : connections_)
+        connection->indexRunStarted(run);
+}
+
+void Server::indexProgress(uint32_t done, uint32_t total) {
+    for (auto& [id, connection] : connections_)
+        connection->indexProgress(done, total);
+}
+
+void Server::indexRunFinished(const QString& message) {
+    indexing_ = false;
+    for (auto& [id, connection] : connections_)
+        connection->indexRunFinished(message);
+}
+
+QJsonObject Server::figures() const {
+    return QJsonObject{{"connections", qint64(connectionCount_.load())},
+                       {"queriesWaiting", qint64(workers_->queued())},
+                       {"queryThreads", qint64(workers_->threads())},
+                       {"requestsAnswered", qint64(requestsAnswered_.load())}};
+}
+
+} // namespace symdex::daemon

@@ -1,0 +1,72 @@
+// The socket side of the daemon, on the Qt thread: a QLocalServer accepting connections, the
+// query workers that answer them, and what the daemon tells every client (index runs). The Qt
+// thread only reads, parses, dispatches and writes; handlers run on the workers.
+#pragma once
+
+#include "daemon/connection.h"
+#include "daemon/handlers/handler.h"
+#include "daemon/mailbox.h"
+#include "daemon/worker_pool.h"
+
+#include <QLocalServer>
+#include <QObject>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace symdex::daemon {
+
+struct ServerOptions {
+    /// Threads answering queries; 0: max(2, hardware threads).
+    unsigned queryThreads = 0;
+    ConnectionLimits limits;
+    /// Connections the kernel queues before accept (64 clients connect at once in the tests).
+    int listenBacklog = 256;
+};
+
+class Server : public QObject {
+    Q_OBJECT
+public:
+    Server(ServerContext& context, Mailbox& mailbox, ServerOptions options);
+    ~Server() override;
+
+    /// Listens on `path` (replacing a stale socket file), mode 0600. False and *error on failure.
+    bool listen(const std::string& path, std::string* error);
+    /// Stops accepting and closes every connection.
+    void close();
+
+    /// Hands a request (cancelled != nullptr) or notification to a worker; the reply comes back
+    /// to `connection` through the mailbox, unless it is gone by then.
+    void run(Connection& connection, const MethodSpec& spec, Message&& message,
+             PositionEncoding encoding, std::shared_ptr<std::atomic<bool>> cancelled);
+
+    /// Sends a notification to every initialized connection.
+    void broadcast(const QJsonObject& notification);
+    void indexRunStarted(uint64_t run);
+    void indexProgress(uint32_t done, uint32_t total);
+    void indexRunFinished(const QString& message);
+    bool indexing() const { return indexing_; }
+    uint64_t currentRun() const { return currentRun_; }
+
+    /// Figures for symdex/status. Thread-safe.
+    QJsonObject figures() const;
+
+private:
+    void accept();
+
+    ServerContext& context_;
+    Mailbox& mailbox_;
+    const ServerOptions options_;
+    QLocalServer server_;
+    std::unordered_map<uint64_t, Connection*> connections_; // owned (children)
+    uint64_t nextConnectionId_ = 1;
+    bool indexing_ = false;
+    uint64_t currentRun_ = 0;
+    std::atomic<size_t> connectionCount_{0}; // read by workers (status)
+    std::atomic<uint64_t> requestsAnswered_{0};
+    std::unique_ptr<WorkerPool> workers_; // joined first in ~Server, while the rest still exists
+};
+
+} // namespace symdex::daemon

@@ -1,0 +1,72 @@
+#include "daemon/symbol_at.h"
+
+#include <cctype>
+
+namespace symdex::daemon {
+
+namespace {
+
+bool isIdentifierChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           static_cast<unsigned char>(c) >= 0x80; // UTF-8 identifiers
+}
+
+struct Candidate {
+    CursorTarget target;
+    bool strict = false; ///< the cursor is inside the name, not just past it
+};
+
+/// Whether `a` should be preferred to `b`.
+bool better(const Candidate& a, const Candidate& b) {
+    if (a.strict != b.strict)
+        return a.strict;
+    if (a.target.length != b.target.length)
+        return a.target.length < b.target.length;
+    return a.target.isDeclaration && !b.target.isDeclaration;
+}
+
+} // namespace
+
+uint32_t identifierLength(std::string_view line, uint32_t offset) {
+    size_t i = offset;
+    if (i < line.size() && line[i] == '~')
+        ++i;
+    while (i < line.size() && isIdentifierChar(line[i]))
+        ++i;
+    return i > offset + (offset < line.size() && line[offset] == '~') ? uint32_t(i - offset) : 0;
+}
+
+std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
+                                     const std::vector<Reference>& references, Position cursor,
+                                     const NameLookup& nameOf, std::string_view lineText) {
+    std::optional<Candidate> best;
+    auto consider = [&](uint64_t usrHash, Position start, uint32_t length, bool isDeclaration) {
+        if (start.line != cursor.line || length == 0 || cursor.column < start.column ||
+            cursor.column > start.column + length)
+            return;
+        Candidate c{{usrHash, start, length, isDeclaration}, cursor.column < start.column + length};
+        if (!best || better(c, *best))
+            best = c;
+    };
+    for (const Symbol& s : symbols)
+        consider(s.usrHash(), s.location, uint32_t(s.name.size()), true);
+    for (const Reference& r : references) {
+        // Only references starting on the cursor's line, at or before it, can cover it: look up
+        // names for those alone.
+        if (r.location.line != cursor.line || r.location.column > cursor.column)
+            continue;
+        // The spelling at the start must reach the cursor too (when the line is known): skip
+        // the name lookup, a store query, for references that end before it.
+        const uint32_t spelled = identifierLength(lineText, r.location.column - 1);
+        if (!lineText.empty() && r.location.column + spelled < cursor.column)
+            continue;
+        std::optional<std::string> name = nameOf(r.usrHash);
+        const uint32_t length = name && !name->empty() ? uint32_t(name->size()) : spelled;
+        consider(r.usrHash, r.location, length, false);
+    }
+    if (!best)
+        return std::nullopt;
+    return best->target;
+}
+
+} // namespace symdex::daemon

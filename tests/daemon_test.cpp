@@ -1,0 +1,577 @@
+// symdexd end to end: the real daemon on a copy of the golden fixture, spoken to over its socket.
+// LSP answers with exact locations, queries while it indexes, re-indexing after edits, every kind
+// of bad input, cancellation, slow and many concurrent clients, one daemon per store, SIGTERM.
+#include "daemon_harness.h"
+
+#include <QJsonArray>
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <sys/stat.h>
+#include <thread>
+
+using namespace symdex;
+using namespace symdex::test;
+using namespace std::chrono_literals;
+using daemon::RpcClient;
+using daemon::RpcFailure;
+
+namespace {
+
+using Strings = std::vector<std::string>;
+
+QJsonObject withDeclaration(QJsonObject params, bool include) {
+    params["context"] = QJsonObject{{"includeDeclaration", include}};
+    return params;
+}
+
+/// The error code of a request that must fail.
+int errorCode(RpcClient& client, const QString& method, const QJsonValue& params) {
+    try {
+        client.call(method, params, 10s);
+    } catch (const RpcFailure& e) {
+        return e.code;
+    }
+    return 0;
+}
+
+int errorCodeOf(const QJsonObject& message) {
+    return message["error"]["code"].toInt();
+}
+
+/// Reads until the daemon closes the connection; the messages it sent before.
+std::vector<QJsonObject> readUntilClosed(RpcClient& client) {
+    std::vector<QJsonObject> messages;
+    try {
+        while (auto m = client.receive(10s))
+            messages.push_back(*m);
+    } catch (const RpcFailure&) {
+        return messages;
+    }
+    FAIL("the daemon did not close the connection");
+    return messages;
+}
+
+/// 0 exact, 1 prefix, 2 substring, 3 subsequence, 4 no match (case-insensitive).
+int rankOf(QString name, QString query) {
+    name = name.toLower();
+    query = query.toLower();
+    if (name == query)
+        return 0;
+    if (name.startsWith(query))
+        return 1;
+    if (name.contains(query))
+        return 2;
+    qsizetype i = 0;
+    for (QChar c : name)
+        if (i < query.size() && c == query[i])
+            ++i;
+    return i == query.size() ? 3 : 4;
+}
+
+} // namespace
+
+TEST_CASE("daemon: LSP answers land on exact locations", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    waitUntilIdle(*client);
+    const std::string main = tree.uri("src/main.cpp");
+
+    SECTION("definition and declaration") {
+        // main.cpp:10 "return helper(circle) ..." -> static int helper(...) at main.cpp:3:12.
+        CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 11)),
+                        tree) == Strings{"src/main.cpp:2:11-2:17"});
+        // Cursor at the end of the word counts too.
+        CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 17)),
+                        tree) == Strings{"src/main.cpp:2:11-2:17"});
+        // main.cpp:6 "geo::Circle circle(...)" calls the constructor: defined in circle.cpp,
+        // declared in shapes.h.
+        CHECK(locations(client->call("textDocument/definition", positionParams(main, 5, 16)),
+                        tree) == Strings{"src/circle.cpp:8:8-8:14"});
+        CHECK(locations(client->call("textDocument/declaration", positionParams(main, 5, 16)),
+                        tree) == Strings{"include/shapes.h:27:13-27:19"});
+        // geo::counter, read in main.cpp:10.
+        CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 61)),
+                        tree) == Strings{"src/circle.cpp:4:4-4:11"});
+        CHECK(locations(client->call("textDocument/declaration", positionParams(main, 9, 61)),
+                        tree) == Strings{"include/shapes.h:47:11-47:18"});
+        // Nothing under the cursor (whitespace): null, not an error.
+        CHECK(client->call("textDocument/definition", positionParams(main, 9, 2)).isNull());
+    }
+    SECTION("references, with and without declarations") {
+        // util.cpp:5 "int scale(int value)": the int overload only, not scale(double).
+        const QJsonObject at = positionParams(tree.uri("src/util.cpp"), 4, 5);
+        CHECK(locations(client->call("textDocument/references", withDeclaration(at, false)),
+                        tree) == Strings{"src/broken.cpp:2:29-2:34", "src/main.cpp:6:27-6:32"});
+        CHECK(locations(client->call("textDocument/references", withDeclaration(at, true)), tree) ==
+              Strings{"include/shapes.h:44:4-44:9", "src/broken.cpp:2:29-2:34",
+                      "src/main.cpp:6:27-6:32", "src/util.cpp:4:4-4:9"});
+    }
+    SECTION("documentSymbol is hierarchical") {
+        const QJsonArray symbols =
+            client
+                ->call(
+                    "textDocument/documentSymbol",
+                    QJsonObject{
+                        {"textDocument",
+                         QJsonObject{{"uri", QString::fromStdString(tree.uri("src/circle.cpp"))}}}})
+                .toArray();
+        REQUIRE(symbols.size() == 1);
+        const QJsonObject geo = symbols[0].toObject();
+        CHECK(geo["name"].toString() == "geo");
+        CHECK(geo["kind"].toInt() == 3); // Namespace
+        CHECK(geo["range"]["start"]["line"].toInt() == 2);
+        CHECK(geo["range"]["end"]["line"].toInt() == 12);
+        CHECK(geo["selectionRange"]["start"]["character"].toInt() == 10);
+        Strings children;
+        for (const QJsonValue& c : geo["children"].toArray())
+            children.push_back(c["name"].toString().toStdString() + " " +
+                               std::to_string(c["kind"].toInt()));
+        CHECK(children == Strings{"counter 13", "~Shape 9", "Circle 9", "area 6"});
+    }
+    SECTION("workspace/symbol is fuzzy and ranked") {
+        const QJsonArray circle =
+            client->call("workspace/symbol", QJsonObject{{"query", "circle"}}).toArray();
+        REQUIRE(!circle.isEmpty());
+        CHECK(circle[0]["name"].toString() == "Circle");
+        CHECK(circle[0]["kind"].toInt() == 5);
+        CHECK(circle[0]["containerName"].toString() == "geo");
+        CHECK(locations(QJsonArray{circle[0]["location"]}, tree) ==
+              Strings{"include/shapes.h:25:6-25:12"});
+        for (const char* query : {"ar", "sha", "e", "sc", "clmp"}) {
+            INFO(query);
+            const QJsonArray found =
+                client->call("workspace/symbol", QJsonObject{{"query", query}}).toArray();
+            REQUIRE(!found.isEmpty());
+            int previous = 0;
+            for (const QJsonValue& v : found) {
+                const int rank = rankOf(v["name"].toString(), query);
+                CHECK(rank < 4);
+                CHECK(rank >= previous);
+                previous = rank;
+            }
+        }
+        bool shape = false;
+        for (const QJsonValue& v :
+             client->call("workspace/symbol", QJsonObject{{"query", "shp"}}).toArray())
+            shape |= v["name"].toString() == "Shape";
+        CHECK(shape); // a subsequence match
+    }
+    SECTION("the socket is the user's alone") {
+        struct stat st;
+        REQUIRE(::stat(daemon.socket().c_str(), &st) == 0);
+        CHECK(S_ISSOCK(st.st_mode));
+        CHECK((st.st_mode & 0777) == 0600);
+    }
+}
+
+TEST_CASE("daemon: queries are answered while it indexes", "[daemon]") {
+    FixtureTree tree;
+    tree.addSlowTus(6); // small main files: scheduled after the golden TUs, each slow to parse
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    const QJsonObject at = positionParams(tree.uri("src/main.cpp"), 9, 11);
+    bool sawIndexing = false;
+    int answered = 0;
+    Strings answer;
+    // Ask until the exact answer comes; a reply written before symdex/reindexed was answered
+    // during the run (one connection's messages stay in order).
+    while (answer.empty()) {
+        const QJsonObject status = client->call("symdex/status").toObject();
+        sawIndexing |= status["state"].toString() != "idle";
+        answer = locations(client->call("textDocument/definition", at), tree);
+        ++answered;
+        for (const QJsonObject& n : client->notifications())
+            REQUIRE(n["method"].toString() != "symdex/reindexed");
+    }
+    CHECK(sawIndexing);
+    CHECK(answer == Strings{"src/main.cpp:2:11-2:17"});
+    const QJsonObject status = client->call("symdex/status").toObject();
+    CHECK(status["state"].toString() != "idle"); // the slow TUs are still being parsed
+    CHECK(status["queue"]["tusRemaining"].toInt() > 0);
+    const QJsonObject run = waitForReindex(*client);
+    CHECK(run["tus"].toArray().size() == 10);
+    INFO(answered << " queries answered during the run");
+}
+
+TEST_CASE("daemon: an edited header re-indexes exactly the TUs that include it", "[daemon]") {
+    FixtureTree tree;
+    // A header only util.cpp includes; appended so the golden positions stay put.
+    writeFile(tree.root / "include/extra.h", "inline int extra() { return 7; }\n");
+    writeFile(tree.path("src/util.cpp"),
+              readFile(tree.path("src/util.cpp")) + "#include \"extra.h\"\n");
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    waitUntilIdle(*client);
+
+    SECTION("a header of one TU") {
+        writeFile(tree.root / "include/extra.h", "inline int extra() { return 8; }\n");
+        const QJsonObject run = waitForReindex(*client);
+        CHECK(relativePaths(run["tus"], tree) == Strings{"src/util.cpp"});
+        CHECK(relativePaths(run["trigger"], tree) == Strings{"include/extra.h"});
+        const QJsonObject status = waitUntilIdle(*client);
+        CHECK(relativePaths(status["lastRun"]["tus"], tree) == Strings{"src/util.cpp"});
+        CHECK(status["lastRun"]["tusUpToDate"].toInt() == 3);
+    }
+    SECTION("the header every TU includes, replaced the way editors save (rename)") {
+        const std::string shapes = tree.path("include/shapes.h");
+        writeFile(shapes + ".tmp", readFile(shapes) + "int addedLater();\n");
+        std::filesystem::rename(shapes + ".tmp", shapes);
+        const QJsonObject run = waitForReindex(*client);
+        CHECK(relativePaths(run["tus"], tree) ==
+              Strings{"src/broken.cpp", "src/circle.cpp", "src/main.cpp", "src/util.cpp"});
+        const QJsonArray found =
+            client->call("workspace/symbol", QJsonObject{{"query", "addedLater"}}).toArray();
+        REQUIRE(found.size() == 1);
+        CHECK(locations(QJsonArray{found[0]["location"]}, tree) ==
+              Strings{"include/shapes.h:54:4-54:14"});
+        // The replaced file is still watched: a second edit is seen too.
+        writeFile(shapes, readFile(shapes) + "int addedAgain();\n");
+        CHECK(waitForReindex(*client)["tus"].toArray().size() == 4);
+        CHECK(client->call("workspace/symbol", QJsonObject{{"query", "addedAgain"}})
+                  .toArray()
+                  .size() == 1);
+    }
+    SECTION("a new compile database is picked up without a restart") {
+        writeFile(tree.root / "src/added.cpp", "int addedTu() { return 1; }\n");
+        tree.sources.push_back("src/added.cpp");
+        tree.writeDatabase();
+        const QJsonObject run = waitForReindex(*client);
+        CHECK(relativePaths(run["tus"], tree) == Strings{"src/added.cpp"});
+        CHECK(
+            client->call("workspace/symbol", QJsonObject{{"query", "addedTu"}}).toArray().size() ==
+            1);
+    }
+    SECTION("didSave and symdex/index ask for a run") {
+        client->notify(
+            "textDocument/didSave",
+            QJsonObject{{"textDocument",
+                         QJsonObject{{"uri", QString::fromStdString(tree.uri("src/main.cpp"))}}}});
+        CHECK(waitForReindex(*client)["tus"].toArray().isEmpty()); // nothing changed on disk
+        const QJsonObject queued =
+            client->call("symdex/index", QJsonObject{{"force", true}}).toObject();
+        CHECK(queued["queued"].toBool());
+        const QJsonObject run = waitForReindex(*client);
+        CHECK(run["tus"].toArray().size() == 4);
+        CHECK(run["force"].toBool());
+    }
+}
+
+TEST_CASE("daemon: clients that support it get work-done progress while it indexes", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client(/*initialize=*/false);
+    client->initialize(QJsonObject{{"window", QJsonObject{{"workDoneProgress", true}}}});
+    waitUntilIdle(*client);
+    client->notifications().clear(); // the start-up run's messages, answered or not
+    client->call("symdex/index", QJsonObject{{"force", true}});
+    Strings seen;
+    QString token;
+    for (bool done = false; !done;) {
+        // Messages that came before symdex/index's answer were kept aside: they come first.
+        std::optional<QJsonObject> m;
+        if (!client->notifications().empty()) {
+            m = client->notifications().front();
+            client->notifications().pop_front();
+        } else {
+            m = client->receive(60s);
+        }
+        REQUIRE(m);
+        const QJsonObject& message = *m;
+        const QString method = message["method"].toString();
+        if (method == "window/workDoneProgress/create") {
+            token = message["params"]["token"].toString();
+            client->sendRaw(daemon::frame(daemon::makeResult(message["id"], QJsonValue::Null)));
+            seen.push_back("create");
+        } else if (method == "$/progress") {
+            CHECK(message["params"]["token"].toString() == token);
+            const QJsonObject value = message["params"]["value"].toObject();
+            const std::string kind = value["kind"].toString().toStdString();
+            if (seen.empty() || seen.back() != kind) // reports may repeat
+                seen.push_back(kind);
+            if (kind == "end")
+                CHECK(value["message"].toString() == "4 TUs parsed");
+        } else if (method == "symdex/reindexed") {
+            done = true;
+        }
+    }
+    // The run may end before the 250 ms report tick: reports are optional.
+    std::erase(seen, "report");
+    CHECK(seen == Strings{"create", "begin", "end"});
+}
+
+TEST_CASE("daemon: bad input gets an error and harms nobody else", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto witness = daemon.client();
+    waitUntilIdle(*witness);
+    const QJsonObject at = positionParams(tree.uri("src/main.cpp"), 9, 11);
+    const Strings helper{"src/main.cpp:2:11-2:17"};
+
+    auto bad = daemon.client();
+    // JSON-level errors keep the connection.
+    bad->sendRaw(daemon::frame(QByteArray("{\"jsonrpc\": \"2.0\", \"id\": 1, oops")));
+    auto reply = bad->receive(10s);
+    REQUIRE(reply);
+    CHECK(errorCodeOf(*reply) == daemon::kParseError);
+    CHECK(reply->value("id").isNull());
+    bad->sendRaw(daemon::frame(QByteArray("[1, 2]")));
+    CHECK(errorCodeOf(*bad->receive(10s)) == daemon::kInvalidRequest);
+    CHECK(errorCode(*bad, "no/such/method", QJsonObject{}) == daemon::kMethodNotFound);
+    CHECK(errorCode(*bad, "textDocument/definition",
+                    QJsonObject{{"textDocument", QJsonObject{{"uri", 42}}},
+                                {"position", QJsonObject{{"line", 0}, {"character", 0}}}}) ==
+          daemon::kInvalidParams);
+    CHECK(errorCode(*bad, "textDocument/definition",
+                    positionParams(tree.uri("src/main.cpp"), -1, 0)) == daemon::kInvalidParams);
+    CHECK(errorCode(*bad, "textDocument/references", QJsonArray{1, 2}) == daemon::kInvalidParams);
+    CHECK(errorCode(*bad, "workspace/symbol", QJsonObject{{"query", 5}}) == daemon::kInvalidParams);
+    try {
+        bad->call("textDocument/definition", positionParams("file:///etc/hosts", 0, 0));
+        FAIL("a path outside the root was answered");
+    } catch (const RpcFailure& e) {
+        CHECK(e.code == daemon::kInvalidParams);
+        CHECK(std::string(e.what()) ==
+              "'/etc/hosts' is outside the indexed root '" + tree.root.string() + "'");
+    }
+    CHECK(errorCode(*bad, "textDocument/definition",
+                    positionParams("file://" + tree.root.string() + "/../../x.cpp", 0, 0)) ==
+          daemon::kInvalidParams);
+    CHECK(locations(bad->call("textDocument/definition", at), tree) == helper); // still fine
+
+    SECTION("LSP methods need initialize; symdex methods do not") {
+        auto fresh = daemon.client(/*initialize=*/false);
+        CHECK(errorCode(*fresh, "textDocument/definition", at) == daemon::kServerNotInitialized);
+        CHECK(fresh->call("symdex/status").toObject()["state"].toString() == "idle");
+    }
+    SECTION("a header without Content-Length closes that connection") {
+        bad->sendRaw("Content-Type: application/json\r\n\r\n{}");
+        const auto messages = readUntilClosed(*bad);
+        REQUIRE(messages.size() == 1);
+        CHECK(messages[0]["error"]["message"].toString() ==
+              "header without Content-Length; closing the connection");
+    }
+    SECTION("an oversized message closes that connection") {
+        bad->sendRaw("Content-Length: 16777217\r\n\r\n");
+        const auto messages = readUntilClosed(*bad);
+        REQUIRE(messages.size() == 1);
+        CHECK(messages[0]["error"]["message"].toString().startsWith(
+            "message of 16777217 bytes exceeds the limit of 16777216 bytes"));
+    }
+    SECTION("unframed JSON closes that connection") {
+        bad->sendRaw(R"({"jsonrpc":"2.0","id":1,"method":"symdex/status"})");
+        CHECK(readUntilClosed(*bad).size() == 1);
+    }
+    SECTION("a message cut off by a disconnect") {
+        bad->sendRaw("Content-Length: 100\r\n\r\n{\"jsonrpc\"");
+        bad.reset();
+    }
+    CHECK(locations(witness->call("textDocument/definition", at), tree) == helper);
+    CHECK(locations(daemon.client()->call("textDocument/definition", at), tree) == helper);
+}
+
+TEST_CASE("daemon: a request cancelled before its answer gets RequestCancelled", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    waitUntilIdle(*client);
+    // The request and its cancellation in one write: the daemon reads both before any worker's
+    // answer can reach the connection, so the cancellation always wins.
+    const QJsonObject params = positionParams(tree.uri("src/main.cpp"), 9, 11);
+    client->sendRaw(
+        daemon::frame(daemon::makeRequest(100, "textDocument/definition", params)) +
+        daemon::frame(daemon::makeNotification("$/cancelRequest", QJsonObject{{"id", 100}})));
+    const QJsonObject response = client->waitForResponse(100, 10s);
+    CHECK(errorCodeOf(response) == daemon::kRequestCancelled);
+    // Exactly one answer: the late result is dropped.
+    CHECK(locations(client->call("textDocument/definition", params), tree) ==
+          Strings{"src/main.cpp:2:11-2:17"});
+    for (const QJsonObject& m : client->notifications())
+        CHECK(m["id"].toInt() != 100);
+}
+
+TEST_CASE("daemon: a client that never reads blocks no one", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    waitUntilIdle(*client);
+    auto stalled = daemon.client();
+    // Thousands of requests whose answers it never reads: its socket buffer fills, then the
+    // daemon's buffer for it; nobody else notices.
+    QByteArray flood;
+    for (int i = 0; i < 3000; ++i)
+        flood += daemon::frame(daemon::makeRequest(
+            1000 + i, "textDocument/documentSymbol",
+            QJsonObject{{"textDocument", QJsonObject{{"uri", QString::fromStdString(tree.uri(
+                                                                 "include/shapes.h"))}}}}));
+    std::thread writer([&] {
+        try {
+            stalled->sendRaw(flood);
+        } catch (const RpcFailure&) {
+        }
+    });
+    const QJsonObject at = positionParams(tree.uri("src/main.cpp"), 9, 11);
+    for (int i = 0; i < 50; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        CHECK(locations(client->call("textDocument/definition", at, 5s), tree) ==
+              Strings{"src/main.cpp:2:11-2:17"});
+        CHECK(std::chrono::steady_clock::now() - start < 2s);
+    }
+    stalled.reset(); // the writer's send fails or finishes once the socket is gone
+    writer.join();
+    CHECK(client->call("symdex/status").toObject()["connections"].toInt() >= 1);
+}
+
+TEST_CASE("daemon: 64 concurrent clients get exact answers", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    waitUntilIdle(*daemon.client());
+    const std::string main = tree.uri("src/main.cpp"), util = tree.uri("src/util.cpp");
+    std::atomic<int> wrong{0}, failed{0}, answered{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 64; ++c)
+        clients.emplace_back([&, c] {
+            try {
+                std::string error;
+                auto client = RpcClient::connect(daemon.socket(), &error);
+                if (!client) {
+                    ++failed;
+                    return;
+                }
+                client->initialize();
+                for (int i = 0; i < 40; ++i) {
+                    bool ok = true;
+                    switch ((c + i) % 4) {
+                    case 0:
+                        ok = locations(client->call("textDocument/definition",
+                                                    positionParams(main, 9, 11)),
+                                       tree) == Strings{"src/main.cpp:2:11-2:17"};
+                        break;
+                    case 1:
+                        ok = locations(
+                                 client->call("textDocument/references",
+                                              withDeclaration(positionParams(util, 4, 5), false)),
+                                 tree) ==
+                             Strings{"src/broken.cpp:2:29-2:34", "src/main.cpp:6:27-6:32"};
+                        break;
+                    case 2:
+                        ok = client->call("workspace/symbol", QJsonObject{{"query", "circle"}})
+                                 .toArray()
+                                 .at(0)["name"]
+                                 .toString() == "Circle";
+                        break;
+                    case 3:
+                        ok = client->call("symdex/status").toObject()["tus"].toInt() == 4;
+                        break;
+                    }
+                    wrong += !ok;
+                    ++answered;
+                }
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "client %d: %s\n", c, e.what());
+                ++failed;
+            }
+        });
+    for (std::thread& t : clients)
+        t.join();
+    CHECK(failed == 0);
+    CHECK(wrong == 0);
+    CHECK(answered == 64 * 40);
+}
+
+TEST_CASE("daemon: one per store, and SIGTERM commits and exits", "[daemon]") {
+    FixtureTree tree;
+    auto daemon = std::make_unique<DaemonProcess>(tree);
+    {
+        auto client = daemon->client();
+        waitUntilIdle(*client);
+    }
+    SECTION("a second daemon on the same store is refused, naming the first") {
+        const std::string otherRun = (tree.dir.path() / "other").string();
+        std::filesystem::create_directory(otherRun);
+        ::chmod(otherRun.c_str(), 0700);
+        const auto [status, log] =
+            runDaemonToExit(tree, {"--root", tree.root.string(), "--socket", otherRun + "/s.sock"});
+        CHECK(status == 1);
+        CHECK(log.find("another symdexd already serves the store '" +
+                       (tree.root / ".symdex").string() + "' (pid " +
+                       std::to_string(daemon->pid()) + ", socket " + daemon->socket() + ")") !=
+              std::string::npos);
+    }
+    SECTION("a socket directory others may enter is refused") {
+        const std::string open = (tree.dir.path() / "open").string();
+        std::filesystem::create_directory(open);
+        ::chmod(open.c_str(), 0755);
+        const auto [status, log] = runDaemonToExit(tree, {"--root", tree.root.string(), "--store",
+                                                          (tree.dir.path() / "s2").string(),
+                                                          "--socket", open + "/s.sock"});
+        CHECK(status == 1);
+        CHECK(log.find("has mode 0755; it must be 0700") != std::string::npos);
+    }
+    SECTION("SIGTERM exits cleanly; a restart resumes from the store") {
+        CHECK(daemon->terminate() == 0);
+        CHECK(daemon->log().find("symdexd: stopped") != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(daemon->socket()));
+        daemon = std::make_unique<DaemonProcess>(tree);
+        auto client = daemon->client();
+        const QJsonObject status = waitUntilIdle(*client);
+        CHECK(status["lastRun"]["tus"].toArray().isEmpty());
+        CHECK(status["lastRun"]["tusUpToDate"].toInt() == 4);
+    }
+}
+
+TEST_CASE("daemon: SIGTERM during indexing keeps what was parsed", "[daemon]") {
+    FixtureTree tree;
+    tree.addSlowTus(6);
+    auto daemon = std::make_unique<DaemonProcess>(tree);
+    {
+        auto client = daemon->client();
+        // Wait until the golden TUs (scheduled first) are in.
+        const QJsonObject at = positionParams(tree.uri("src/main.cpp"), 9, 11);
+        while (locations(client->call("textDocument/definition", at), tree).empty())
+            std::this_thread::sleep_for(20ms);
+        REQUIRE(client->call("symdex/status").toObject()["state"].toString() != "idle");
+    }
+    CHECK(daemon->terminate() == 0);
+    daemon = std::make_unique<DaemonProcess>(tree);
+    auto client = daemon->client();
+    const QJsonObject status = waitUntilIdle(*client);
+    const QJsonObject run = status["lastRun"].toObject();
+    CHECK(run["tusUpToDate"].toInt() >= 4); // at least the golden TUs were committed
+    CHECK(run["tusUpToDate"].toInt() + run["tus"].toArray().size() == 10);
+    CHECK(status["tus"].toInt() == 10);
+}
+
+#ifdef SYMDEX_CLI_PATH
+TEST_CASE("daemon: symdex queries print the same through the daemon as from the store",
+          "[daemon][cli]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    waitUntilIdle(*daemon.client());
+    auto run = [&](const std::string& args, const char* mode) {
+        const std::string command = "cd '" + tree.root.string() + "' && " SYMDEX_CLI_PATH " " +
+                                    args + " --daemon " + mode + " 2>&1; echo \"exit $?\"";
+        std::string out;
+        FILE* p = ::popen(command.c_str(), "r");
+        REQUIRE(p);
+        char buf[4096];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+            out.append(buf, n);
+        ::pclose(p);
+        return out;
+    };
+    for (const char* args :
+         {"def geo::scale", "def --all geo::Circle::area", "refs geo::Circle", "refs --decls scale",
+          "find sha", "find --json ar", "symbols include/shapes.h", "symbols --json src/main.cpp",
+          "refs --json geo::counter", "def nothing_like_this", "symbols src/none.cpp"}) {
+        INFO(args);
+        const std::string direct = run(args, "never");
+        CHECK(run(args, "always") == direct);
+        CHECK(direct.find("exit 2") == std::string::npos);
+    }
+    // `always` really asked the daemon: it counted the requests.
+    CHECK(daemon.client()->call("symdex/status").toObject()["requestsAnswered"].toInt() > 20);
+}
+#endif

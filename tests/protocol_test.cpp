@@ -1,0 +1,243 @@
+// The daemon's pure parts: LSP framing and JSON-RPC parsing, UTF-16 columns, the symbol under
+// the cursor, store records as JSON, and the socket directory checks.
+#include "daemon/positions.h"
+#include "daemon/protocol.h"
+#include "daemon/runtime_paths.h"
+#include "daemon/store_json.h"
+#include "daemon/symbol_at.h"
+#include "store/encoding.h"
+#include "test_util.h"
+
+#include <QJsonDocument>
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace symdex;
+using namespace symdex::daemon;
+
+namespace {
+
+FrameReader::Status next(FrameReader& reader, QByteArray* body, std::string* error) {
+    return reader.next(body, error);
+}
+
+} // namespace
+
+TEST_CASE("framing: messages split and joined anywhere come out whole", "[protocol]") {
+    const QByteArray a = frame(QByteArray(R"({"jsonrpc":"2.0","method":"a"})"));
+    const QByteArray b = frame(QByteArray(R"({"jsonrpc":"2.0","id":1,"method":"b"})"));
+    const QByteArray stream = a + b;
+    for (qsizetype cut = 0; cut <= stream.size(); ++cut) {
+        FrameReader reader;
+        QByteArray body;
+        std::string error;
+        std::vector<QByteArray> out;
+        for (const QByteArray& part : {stream.left(cut), stream.mid(cut)}) {
+            reader.append(part);
+            while (next(reader, &body, &error) == FrameReader::Status::Message)
+                out.push_back(body);
+        }
+        REQUIRE(out.size() == 2);
+        CHECK(out[0] == R"({"jsonrpc":"2.0","method":"a"})");
+        CHECK(out[1] == R"({"jsonrpc":"2.0","id":1,"method":"b"})");
+        CHECK(reader.buffered() == 0);
+    }
+}
+
+TEST_CASE("framing: Content-Type and header case are accepted", "[protocol]") {
+    FrameReader reader;
+    reader.append("content-length: 2\r\nContent-Type: application/vscode-jsonrpc; "
+                  "charset=utf-8\r\n\r\n{}");
+    QByteArray body;
+    std::string error;
+    REQUIRE(reader.next(&body, &error) == FrameReader::Status::Message);
+    CHECK(body == "{}");
+}
+
+TEST_CASE("framing: broken streams are errors, not waits", "[protocol]") {
+    auto status = [](const QByteArray& bytes, size_t limit = kMaxMessageBytes) {
+        FrameReader reader(limit);
+        reader.append(bytes);
+        QByteArray body;
+        std::string error;
+        FrameReader::Status s = reader.next(&body, &error);
+        return std::make_pair(s, error);
+    };
+    CHECK(status("Content-Type: x\r\n\r\n{}").second == "header without Content-Length");
+    CHECK(status("Content-Length: abc\r\n\r\n").second == "Content-Length 'abc' is not a number");
+    CHECK(status(R"({"jsonrpc":"2.0"})").second == "message without a Content-Length header");
+    CHECK(status("hello world\r\n").first == FrameReader::Status::Error);
+    const auto big = status("Content-Length: 101\r\n\r\n", 100);
+    CHECK(big.first == FrameReader::Status::Error);
+    CHECK(big.second == "message of 101 bytes exceeds the limit of 100 bytes");
+    CHECK(status("Content-Length: 100\r\n\r\n", 100).first == FrameReader::Status::NeedMore);
+    CHECK(status("Content-Length: 1").first == FrameReader::Status::NeedMore);
+    CHECK(status(QByteArray(kMaxHeaderBytes + 1, 'x')).first == FrameReader::Status::Error);
+}
+
+TEST_CASE("JSON-RPC: requests, notifications, responses and bad messages", "[protocol]") {
+    RpcError error{};
+    QJsonValue id;
+    auto request =
+        parseMessage(R"({"jsonrpc":"2.0","id":7,"method":"m","params":{"a":1}})", &error, &id);
+    REQUIRE(request);
+    CHECK(request->method == "m");
+    CHECK(request->id.toInt() == 7);
+    CHECK_FALSE(request->isResponse());
+    auto note = parseMessage(R"({"jsonrpc":"2.0","method":"n"})", &error, &id);
+    REQUIRE(note);
+    CHECK_FALSE(note->hasId());
+    auto response = parseMessage(R"({"jsonrpc":"2.0","id":"x","result":null})", &error, &id);
+    REQUIRE(response);
+    CHECK(response->isResponse());
+
+    auto fails = [&](const QByteArray& body, int code) {
+        error = {};
+        const bool failed = !parseMessage(body, &error, &id);
+        return failed && error.code == code;
+    };
+    CHECK(fails("{not json", kParseError));
+    CHECK(fails("[]", kInvalidRequest));
+    CHECK(fails(R"({"id":1,"method":"m"})", kInvalidRequest)); // no "jsonrpc"
+    CHECK(fails(R"({"jsonrpc":"2.0","id":1,"method":3})", kInvalidRequest));
+    CHECK(fails(R"({"jsonrpc":"2.0","id":{},"method":"m"})", kInvalidRequest));
+    CHECK(fails(R"({"jsonrpc":"2.0","id":1,"method":"m","params":5})", kInvalidParams));
+    // The id is kept for the error answer when it could be read.
+    CHECK(fails(R"({"jsonrpc":"1.0","id":9,"method":"m"})", kInvalidRequest));
+    CHECK(id.toInt() == 9);
+    CHECK(idKey(QJsonValue(1)) != idKey(QJsonValue("1")));
+}
+
+TEST_CASE("positions: UTF-16 columns from UTF-8 bytes and back", "[protocol]") {
+    const std::string line =
+        "int \xC3\xA9t\xC3\xA9 = f(\xF0\x9F\x98\x80, x);"; // é (2 bytes), 😀 (4)
+    CHECK(utf16FromByteOffset("abc", 2) == 2);
+    CHECK(utf16FromByteOffset(line, 4) == 4); // before "été"
+    CHECK(utf16FromByteOffset(line, 6) == 5); // after "é"
+    CHECK(utf16FromByteOffset(line, 9) == 7); // past "été"
+    const uint32_t x = uint32_t(line.find('x'));
+    CHECK(utf16FromByteOffset(line, x) == x - 2 - 2); // é twice (-1 each), 😀 (4 bytes, 2 units)
+    for (uint32_t units = 0; units < 20; ++units) {
+        const uint32_t bytes = byteOffsetFromUtf16(line, units);
+        if (units != 13) // inside the surrogate pair: no byte offset maps back to it
+            CHECK(utf16FromByteOffset(line, bytes) == units);
+    }
+    CHECK(byteOffsetFromUtf16("ab", 5) == 5); // past the end: one byte per unit
+    CHECK(utf16FromByteOffset("ab", 5) == 5);
+}
+
+TEST_CASE("URIs: file URIs to paths and back, percent-encoding included", "[protocol]") {
+    CHECK(pathToUri("/a/b c.cpp") == "file:///a/b%20c.cpp");
+    CHECK(uriToPath("file:///a/b%20c.cpp") == std::optional<std::string>("/a/b c.cpp"));
+    CHECK_FALSE(uriToPath("http://example.com/x.cpp"));
+    CHECK_FALSE(uriToPath("not a uri"));
+}
+
+TEST_CASE("symbolAt: the name under the cursor, from declarations and references", "[protocol]") {
+    // circle.cpp line 9: "Circle::Circle(Length radius) : radius_(radius) { ++counter; }"
+    Symbol ctor;
+    ctor.usr = "c:@N@geo@S@Circle@F@Circle#d#";
+    ctor.name = "Circle";
+    ctor.location = {9, 9};
+    const uint64_t circleClass = hash64("c:@N@geo@S@Circle");
+    const uint64_t counter = hash64("c:@N@geo@counter");
+    const std::vector<Reference> refs = {
+        {circleClass, {9, 1}, kRoleReference},
+        {circleClass, {9, 9}, kRoleReference}, // the constructor's name names the class too
+        {counter, {9, 53}, kRoleRead | kRoleWrite},
+    };
+    const NameLookup names = [&](uint64_t usr) -> std::optional<std::string> {
+        if (usr == circleClass)
+            return "Circle";
+        if (usr == counter)
+            return "counter";
+        return std::nullopt;
+    };
+    const std::string text = "Circle::Circle(Length radius) : radius_(radius) { ++counter; }";
+    auto at = [&](uint32_t column) { return symbolAt({ctor}, refs, {9, column}, names, text); };
+
+    REQUIRE(at(1));
+    CHECK(at(1)->usrHash == circleClass);
+    CHECK(at(6)->usrHash == circleClass); // last letter of the first "Circle"
+    CHECK(at(7)->usrHash == circleClass); // just past it: an editor cursor after the word
+    CHECK_FALSE(at(8));                   // on the second ':'
+    REQUIRE(at(9));
+    CHECK(at(9)->usrHash == ctor.usrHash()); // a declaration wins over a reference
+    CHECK(at(9)->isDeclaration);
+    CHECK(at(14)->usrHash == ctor.usrHash());
+    CHECK(at(55)->usrHash == counter);
+    CHECK(at(55)->start == Position{9, 53});
+    CHECK(at(55)->length == 7);
+    CHECK_FALSE(symbolAt({ctor}, refs, {10, 9}, names, text)); // another line
+
+    // A reference to a symbol the store has no declaration of: the identifier's length.
+    const std::vector<Reference> unknown = {{hash64("c:@N@std@F@move"), {1, 5}, kRoleCall}};
+    auto target = symbolAt({}, unknown, {1, 9}, names, "    move(x);");
+    REQUIRE(target);
+    CHECK(target->length == 4);
+    CHECK_FALSE(symbolAt({}, unknown, {1, 10}, names, "    move(x);"));
+    CHECK(identifierLength("~Shape()", 0) == 6);
+    CHECK(identifierLength("(x)", 0) == 0);
+}
+
+TEST_CASE("store records survive JSON unchanged", "[protocol]") {
+    Symbol s;
+    s.usr = "c:@N@geo@S@Box>#T";
+    s.name = "Box";
+    s.qualifiedName = "geo::Box";
+    s.kind = SymbolKind::Class;
+    s.flags = kDefinition | kTemplate;
+    s.location = {39, 29};
+    s.extent = {{39, 23}, {43, 2}};
+    CHECK(symbolFromJson(symbolToJson(s)) == s);
+    const Reference r{0xfedcba9876543210ull, {5, 7}, kRoleCall | kRoleImplicit};
+    CHECK(referenceFromJson(referenceToJson(r)) == r);
+    CHECK(usrHashToJson(0xfedcba9876543210ull) == "fedcba9876543210");
+    CHECK(usrHashFromJson("fedcba9876543210") == std::optional<uint64_t>(0xfedcba9876543210ull));
+    CHECK_FALSE(usrHashFromJson("12"));
+    NameMatch m{MatchRank::Subsequence, {s, "/x/shapes.h"}, 3};
+    auto back = nameMatchFromJson(nameMatchToJson(m));
+    REQUIRE(back);
+    CHECK(back->rank == m.rank);
+    CHECK(back->best.symbol == s);
+    CHECK(back->best.path == "/x/shapes.h");
+    CHECK(back->occurrences == 3);
+    QJsonObject broken = symbolToJson(s);
+    broken.remove("location");
+    CHECK_FALSE(symbolFromJson(broken));
+}
+
+TEST_CASE("socket directories: private or refused", "[protocol]") {
+    test::TempDir dir;
+    std::string error;
+    const std::filesystem::path fresh = dir.path() / "sockets";
+    REQUIRE(ensurePrivateDirectory(fresh, &error));
+    struct stat st;
+    REQUIRE(::stat(fresh.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+
+    ::chmod(fresh.c_str(), 0755);
+    CHECK_FALSE(ensurePrivateDirectory(fresh, &error));
+    CHECK(error == "socket directory '" + fresh.string() +
+                       "' has mode 0755; it must be 0700 (chmod 700 '" + fresh.string() + "')");
+
+    const std::filesystem::path link = dir.path() / "link";
+    ::chmod(fresh.c_str(), 0700);
+    std::filesystem::create_directory_symlink(fresh, link);
+    CHECK_FALSE(ensurePrivateDirectory(link, &error));
+    CHECK(error.find("is not a directory (or is a symlink)") != std::string::npos);
+
+    // Owned by someone else: as root, give a directory away; otherwise /tmp is root's.
+    std::filesystem::path foreign = "/tmp";
+    if (::geteuid() == 0) {
+        foreign = dir.path() / "foreign";
+        std::filesystem::create_directory(foreign);
+        ::chmod(foreign.c_str(), 0700);
+        REQUIRE(::chown(foreign.c_str(), 65534, 65534) == 0);
+    }
+    CHECK_FALSE(ensurePrivateDirectory(foreign, &error));
+    CHECK(error.find("' is owned by uid ") != std::string::npos);
+    CHECK(error.find("not by this user") != std::string::npos);
+}
