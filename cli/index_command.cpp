@@ -110,6 +110,10 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
         std::printf("  (%zu headers were taken over by an earlier-scheduled TU and parsed twice, "
                     "see README)\n",
                     s.claimTakeovers);
+    if (s.headersRecovered)
+        std::printf("  (%zu headers of failed TUs were extracted by re-parsing a TU that "
+                    "includes them)\n",
+                    s.headersRecovered);
     std::printf("  TUs with errors: %zu, failed: %zu, crashed: %zu", s.tusWithErrors, s.tusFailed,
                 s.tusCrashed);
     if (s.tusRemoved || s.filesRemoved)

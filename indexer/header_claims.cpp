@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <shared_mutex>
 
 namespace symdex {
@@ -10,7 +11,7 @@ HeaderClaims::HeaderClaims(FileStamps& stamps,
                            const std::unordered_map<std::string, uint64_t>& storedHashes,
                            size_t tuCount, bool force)
     : stamps_(stamps), storedHashes_(storedHashes), force_(force), claimedBy_(tuCount),
-      takeoversBy_(tuCount, 0) {}
+      takeoversBy_(tuCount, 0), releasedBy_(tuCount) {}
 
 void HeaderClaims::preclaim(const std::string& path, size_t rank) {
     std::optional<FileStamp> stamp = stamps_.hashed(path);
@@ -58,10 +59,24 @@ void HeaderClaims::release(size_t rank) {
         Stripe& stripe = stripeOf(path);
         std::unique_lock lock(stripe.mu);
         auto found = stripe.claims.find(path);
-        if (found != stripe.claims.end() && found->second.ownerRank() == rank)
+        if (found != stripe.claims.end() && found->second.ownerRank() == rank) {
             stripe.claims.erase(found);
+            releasedBy_[rank].push_back(path);
+        }
     }
     claimedBy_[rank].clear();
+}
+
+std::vector<std::string> HeaderClaims::orphans() {
+    std::set<std::string> out;
+    for (const std::vector<std::string>& paths : releasedBy_)
+        for (const std::string& path : paths) {
+            Stripe& stripe = stripeOf(path);
+            std::shared_lock lock(stripe.mu);
+            if (!stripe.claims.contains(path))
+                out.insert(path);
+        }
+    return {out.begin(), out.end()};
 }
 
 size_t HeaderClaims::takeovers() const {

@@ -38,6 +38,9 @@ public:
     void release(size_t rank) override;
     /// Claims taken over from a higher rank so far (each one is a header extracted twice).
     size_t takeovers() const;
+    /// After the parses: files released by failed TUs that no TU claimed again (the TUs that
+    /// reached them while they were claimed skipped them), each once, sorted.
+    std::vector<std::string> orphans();
 
 private:
     struct Claim {
@@ -75,6 +78,8 @@ private:
     std::vector<std::vector<std::string>> claimedBy_;
     /// Per rank, like claimedBy_: summed by takeovers() after the parses.
     std::vector<size_t> takeoversBy_;
+    /// Per rank, like claimedBy_: the paths release() gave back.
+    std::vector<std::vector<std::string>> releasedBy_;
 };
 
 } // namespace symdex

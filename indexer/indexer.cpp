@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <thread>
@@ -75,6 +76,59 @@ IndexProgress Indexer::progress() const {
     return p;
 }
 
+/// The state of one run, shared by its phases.
+struct Indexer::Run {
+    const CompileDatabase& db;
+    const size_t n; ///< TUs in the database
+    tbb::task_arena arena;
+    const std::thread::id caller = std::this_thread::get_id();
+    FileStamps stamps;
+    const StoreSnapshot before;
+    IndexSummary summary;
+
+    std::vector<char> dirty;                    ///< [tu]: out of date (phase 1)
+    tbb::concurrent_vector<FileRecord> touched; ///< unchanged files with new stamps (phase 1)
+    std::vector<size_t> order;                  ///< dirty TUs in schedule order: rank -> tu
+    uint64_t generation = 0;
+    ParseOptions parseOptions;
+    // Per TU, each written only by the thread parsing it:
+    std::vector<std::vector<std::string>> included;
+    std::vector<TuRecord> results;
+    std::vector<char> parsed;
+
+    Run(const CompileDatabase& database, unsigned threads, const SymbolStore& store)
+        : db(database), n(database.commands.size()), arena(static_cast<int>(threads)),
+          before(store), dirty(n, 0), included(n), results(n), parsed(n, 0) {}
+};
+
+namespace {
+
+/// Grants each re-parsed TU exactly the headers it was assigned (Indexer::extractOrphans).
+class GrantedClaims : public FileClaimer {
+public:
+    GrantedClaims(FileStamps& stamps, size_t rank, const std::vector<std::string>& paths)
+        : stamps_(stamps), owner_(std::make_shared<std::atomic<size_t>>(rank)),
+          paths_(paths.begin(), paths.end()) {}
+    std::optional<FileClaim> claim(const std::string& path, size_t) override {
+        if (!paths_.contains(path))
+            return std::nullopt;
+        std::optional<FileStamp> stamp = stamps_.hashed(path);
+        return stamp ? std::optional(FileClaim{*stamp, owner_}) : std::nullopt;
+    }
+    void release(size_t) override {}
+
+private:
+    FileStamps& stamps_;
+    std::shared_ptr<std::atomic<size_t>> owner_;
+    std::unordered_set<std::string> paths_;
+};
+
+bool parsedWell(const TuRecord& record) {
+    return record.status == TuStatus::Ok || record.status == TuStatus::Errors;
+}
+
+} // namespace
+
 IndexSummary Indexer::run(const CompileDatabase& db) {
     const auto wallStart = std::chrono::steady_clock::now();
     rusage usageStart;
@@ -90,205 +144,16 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     }
     planning_ = true;
 
-    IndexSummary summary;
-    summary.tusTotal = db.commands.size();
-    summary.threads = threads_;
-    const size_t n = db.commands.size();
+    Run run(db, threads_, store_);
+    run.summary.tusTotal = run.n;
+    run.summary.threads = threads_;
+    findOutOfDate(run);
+    removeVanishedTus(run);
+    parseAll(run);
+    cleanUp(run);
+    summarize(run);
 
-    tbb::task_arena arena{static_cast<int>(threads_)};
-    const std::thread::id caller = std::this_thread::get_id();
-    FileStamps stamps;
-    const StoreSnapshot before(store_);
-
-    // 1. Which TUs are out of date: a changed command, or any file they read changed (mtime and
-    //    size first; the content hash decides).
-    std::vector<char> dirty(n, 0);
-    tbb::concurrent_vector<FileRecord> touched;
-    arena.execute([&] {
-        tbb::parallel_for(size_t(0), n, [&](size_t i) {
-            const CompileCommand& cmd = db.commands[i];
-            auto stored = before.tus.find(cmd.file);
-            if (options_.force || stored == before.tus.end() ||
-                stored->second.status == TuStatus::Failed ||
-                stored->second.status == TuStatus::Crashed ||
-                stored->second.commandHash != cmd.hash()) {
-                dirty[i] = 1;
-                return;
-            }
-            for (uint32_t id : stored->second.fileIds) {
-                auto file = before.files.find(id);
-                std::optional<FileStamp> now =
-                    file == before.files.end() ? std::nullopt : stamps.stat(file->second.path);
-                if (!now || file->second.contentHash == 0) {
-                    dirty[i] = 1;
-                    return;
-                }
-                if (now->mtimeNs == file->second.mtimeNs && now->size == file->second.size)
-                    continue;
-                std::optional<FileStamp> hashed = stamps.hashed(file->second.path);
-                if (!hashed || hashed->contentHash != file->second.contentHash) {
-                    dirty[i] = 1;
-                    return;
-                }
-                FileRecord stamp = file->second;
-                stamp.mtimeNs = hashed->mtimeNs;
-                stamp.size = hashed->size;
-                touched.push_back(stamp);
-            }
-        });
-    });
-
-    std::vector<size_t> order;
-    for (size_t i = 0; i < n; ++i)
-        if (dirty[i])
-            order.push_back(i);
-    summary.tusUpToDate = n - order.size();
-    // Longest first (by last parse time, else by main file size): the run does not end waiting on
-    // one big TU that started last.
-    std::vector<uint64_t> cost(n, 0);
-    for (size_t i : order) {
-        auto stored = before.tus.find(db.commands[i].file);
-        std::optional<FileStamp> st = stamps.stat(db.commands[i].file);
-        cost[i] = stored != before.tus.end() ? uint64_t(stored->second.parseMillis) << 32
-                                             : (st ? st->size : 0);
-    }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return cost[a] > cost[b]; });
-
-    // 2. TUs that left the compilation database.
-    std::unordered_set<std::string> inDb;
-    for (const CompileCommand& cmd : db.commands)
-        inDb.insert(cmd.file);
-    StoreEdit removals;
-    for (const auto& [path, record] : before.tus)
-        if (!inDb.contains(path))
-            removals.removeTus.push_back(path);
-    summary.tusRemoved = removals.removeTus.size();
-    if (!removals.removeTus.empty())
-        store_.apply(std::move(removals));
-
-    // 3. Parse. Each TU's main file is its own; headers go to the first TU that reaches them.
-    // Ranks are places in `order`, the order TUs start in (see header_claims.h).
-    HeaderClaims claims(stamps, before.hashes, order.size(), options_.force);
-    for (size_t k = 0; k < order.size(); ++k)
-        claims.preclaim(db.commands[order[k]].file, k);
-    static std::atomic<uint64_t> runs{0};
-    const uint64_t generation = (uint64_t(getpid()) << 32) | ++runs;
-    tusToParse_ = order.size();
-    planning_ = false;
-
-    std::vector<std::unique_ptr<ParseSession>> sessions;
-    if (!order.empty()) {
-        const bool skip = options_.session != SessionMode::None;
-        const size_t count = options_.session == SessionMode::PerThread ? threads_ : 1;
-        for (size_t i = 0; i < count; ++i)
-            sessions.push_back(std::make_unique<ParseSession>(skip));
-    }
-    ParseOptions parseOptions;
-    parseOptions.indexMacros = options_.indexMacros;
-    if (store_.lockMode() == LockMode::Global)
-        parseOptions.extractionLock = &store_.globalLock();
-
-    std::vector<std::vector<std::string>> included(n); // [tu]: written by the TU's parse only
-    std::vector<TuRecord> results(n);                  // [tu]: written by the TU's parse only
-    std::vector<char> parsed(n, 0);                    // [tu]: written by the TU's parse only
-    auto cancelled = [&] {
-        return options_.cancel && options_.cancel->load(std::memory_order_relaxed);
-    };
-    std::atomic<size_t> next{0};
-    const auto parseStart = std::chrono::steady_clock::now();
-    if (!order.empty())
-        arena.execute([&] {
-            tbb::parallel_for(
-                size_t(0), size_t(threads_),
-                [&](size_t) {
-                    const int slot = tbb::this_task_arena::current_thread_index();
-                    nameWorker(caller, slot);
-                    SlotCounters& counters = slots_[slot];
-                    ParseSession& session = *sessions[sessions.size() == 1 ? 0 : size_t(slot)];
-                    // One ticket per TU, taken in cost order.
-                    for (size_t k;
-                         !cancelled() &&
-                         (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
-                        const size_t i = order[k];
-                        IndexedTu tu =
-                            parseTranslationUnit(session, db.commands[i], k, claims, parseOptions);
-                        tu.generation = generation;
-                        const size_t tuFiles = tu.files.size();
-                        size_t tuSymbols = 0, tuRefs = 0;
-                        size_t tuSkipped = 0;
-                        for (const IndexedFile& file : tu.files) {
-                            tuSymbols += file.symbols.size();
-                            tuRefs += file.references.size();
-                            tuSkipped += file.bodiesSkipped;
-                        }
-                        included[i] = tu.includedFiles;
-                        results[i] = tu.record;
-                        parsed[i] = 1;
-                        store_.publish(std::move(tu));
-                        counters.files.fetch_add(tuFiles, std::memory_order_relaxed);
-                        counters.filesWithSkippedBodies.fetch_add(tuSkipped,
-                                                                  std::memory_order_relaxed);
-                        counters.symbols.fetch_add(tuSymbols, std::memory_order_relaxed);
-                        counters.references.fetch_add(tuRefs, std::memory_order_relaxed);
-                        counters.tusDone.fetch_add(1, std::memory_order_relaxed);
-                    }
-                },
-                tbb::static_partitioner());
-        });
-
-    summary.parseWallSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - parseStart).count();
-
-    // 4. Forget files no TU reads any more, and record unchanged files' new stamps. A TU a
-    //    cancelled run did not reach still reads what the store says it reads.
-    std::unordered_set<std::string> live;
-    for (size_t i = 0; i < n; ++i) {
-        if (parsed[i]) {
-            live.insert(included[i].begin(), included[i].end());
-            continue;
-        }
-        auto stored = before.tus.find(db.commands[i].file);
-        if (stored == before.tus.end())
-            continue;
-        for (uint32_t id : stored->second.fileIds)
-            if (auto file = before.files.find(id); file != before.files.end())
-                live.insert(file->second.path);
-    }
-    StoreEdit cleanup;
-    for (const auto& [id, record] : before.files)
-        if (!live.contains(record.path))
-            cleanup.removeFiles.push_back(record.path);
-    std::unordered_set<std::string> touchedPaths;
-    for (const FileRecord& record : touched)
-        if (touchedPaths.insert(record.path).second)
-            cleanup.touchFiles.push_back(record);
-    summary.filesRemoved = cleanup.removeFiles.size();
-    summary.claimTakeovers = claims.takeovers();
-    store_.apply(std::move(cleanup));
-    store_.flush();
-
-    for (unsigned t = 0; t < threads_; ++t) {
-        summary.filesExtracted += slots_[t].files.load(std::memory_order_relaxed);
-        summary.filesWithSkippedBodies +=
-            slots_[t].filesWithSkippedBodies.load(std::memory_order_relaxed);
-        summary.symbols += slots_[t].symbols.load(std::memory_order_relaxed);
-        summary.references += slots_[t].references.load(std::memory_order_relaxed);
-    }
-    for (size_t i = 0; i < n; ++i) {
-        if (!parsed[i])
-            continue;
-        ++summary.tusParsed;
-        summary.parsedTus.push_back(db.commands[i].file);
-        const TuRecord& r = results[i];
-        summary.tusWithErrors += r.status == TuStatus::Errors;
-        summary.tusFailed += r.status == TuStatus::Failed;
-        summary.tusCrashed += r.status == TuStatus::Crashed;
-        if (r.status != TuStatus::Ok)
-            summary.failures.push_back({db.commands[i].file, r.status, r.errorCount, r.firstError});
-    }
-    summary.cancelled = summary.tusParsed < order.size();
-
+    IndexSummary& summary = run.summary;
     rusage usageEnd;
     getrusage(RUSAGE_SELF, &usageEnd);
     summary.wallSeconds =
@@ -302,6 +167,235 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     summary.commits.commitSeconds = commitsEnd.commitSeconds - commitsStart.commitSeconds;
     summary.locks = LockTelemetry::snapshot() - locksStart;
     return summary;
+}
+
+void Indexer::findOutOfDate(Run& run) const {
+    // A changed command, or any file the TU read changed (mtime and size first; the content hash
+    // decides).
+    run.arena.execute([&] {
+        tbb::parallel_for(size_t(0), run.n, [&](size_t i) {
+            const CompileCommand& cmd = run.db.commands[i];
+            auto stored = run.before.tus.find(cmd.file);
+            if (options_.force || stored == run.before.tus.end() ||
+                stored->second.status == TuStatus::Failed ||
+                stored->second.status == TuStatus::Crashed ||
+                stored->second.commandHash != cmd.hash()) {
+                run.dirty[i] = 1;
+                return;
+            }
+            for (uint32_t id : stored->second.fileIds) {
+                auto file = run.before.files.find(id);
+                std::optional<FileStamp> now = file == run.before.files.end()
+                                                   ? std::nullopt
+                                                   : run.stamps.stat(file->second.path);
+                if (!now || file->second.contentHash == 0) {
+                    run.dirty[i] = 1;
+                    return;
+                }
+                if (now->mtimeNs == file->second.mtimeNs && now->size == file->second.size)
+                    continue;
+                std::optional<FileStamp> hashed = run.stamps.hashed(file->second.path);
+                if (!hashed || hashed->contentHash != file->second.contentHash) {
+                    run.dirty[i] = 1;
+                    return;
+                }
+                FileRecord stamp = file->second;
+                stamp.mtimeNs = hashed->mtimeNs;
+                stamp.size = hashed->size;
+                run.touched.push_back(stamp);
+            }
+        });
+    });
+
+    for (size_t i = 0; i < run.n; ++i)
+        if (run.dirty[i])
+            run.order.push_back(i);
+    run.summary.tusUpToDate = run.n - run.order.size();
+    // Longest first (by last parse time, else by main file size): the run does not end waiting on
+    // one big TU that started last.
+    std::vector<uint64_t> cost(run.n, 0);
+    for (size_t i : run.order) {
+        auto stored = run.before.tus.find(run.db.commands[i].file);
+        std::optional<FileStamp> st = run.stamps.stat(run.db.commands[i].file);
+        cost[i] = stored != run.before.tus.end() ? uint64_t(stored->second.parseMillis) << 32
+                                                 : (st ? st->size : 0);
+    }
+    std::stable_sort(run.order.begin(), run.order.end(),
+                     [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+}
+
+void Indexer::removeVanishedTus(Run& run) {
+    std::unordered_set<std::string> inDb;
+    for (const CompileCommand& cmd : run.db.commands)
+        inDb.insert(cmd.file);
+    StoreEdit removals;
+    for (const auto& [path, record] : run.before.tus)
+        if (!inDb.contains(path))
+            removals.removeTus.push_back(path);
+    run.summary.tusRemoved = removals.removeTus.size();
+    if (!removals.removeTus.empty())
+        store_.apply(std::move(removals));
+}
+
+void Indexer::parseAll(Run& run) {
+    // Each TU's main file is its own; headers go to the lowest-ranked TU that reaches them.
+    // Ranks are places in `order`, the order TUs start in (see header_claims.h).
+    HeaderClaims claims(run.stamps, run.before.hashes, run.order.size(), options_.force);
+    for (size_t k = 0; k < run.order.size(); ++k)
+        claims.preclaim(run.db.commands[run.order[k]].file, k);
+    static std::atomic<uint64_t> runs{0};
+    run.generation = (uint64_t(getpid()) << 32) | ++runs;
+    tusToParse_ = run.order.size();
+    planning_ = false;
+
+    std::vector<std::unique_ptr<ParseSession>> sessions;
+    if (!run.order.empty()) {
+        const bool skip = options_.session != SessionMode::None;
+        const size_t count = options_.session == SessionMode::PerThread ? threads_ : 1;
+        for (size_t i = 0; i < count; ++i)
+            sessions.push_back(std::make_unique<ParseSession>(skip));
+    }
+    run.parseOptions.indexMacros = options_.indexMacros;
+    if (store_.lockMode() == LockMode::Global)
+        run.parseOptions.extractionLock = &store_.globalLock();
+
+    auto cancelled = [&] {
+        return options_.cancel && options_.cancel->load(std::memory_order_relaxed);
+    };
+    std::atomic<size_t> next{0};
+    const auto parseStart = std::chrono::steady_clock::now();
+    if (!run.order.empty())
+        run.arena.execute([&] {
+            tbb::parallel_for(
+                size_t(0), size_t(threads_),
+                [&](size_t) {
+                    const int slot = tbb::this_task_arena::current_thread_index();
+                    nameWorker(run.caller, slot);
+                    ParseSession& session = *sessions[sessions.size() == 1 ? 0 : size_t(slot)];
+                    // One ticket per TU, taken in rank order.
+                    for (size_t k;
+                         !cancelled() &&
+                         (k = next.fetch_add(1, std::memory_order_relaxed)) < run.order.size();) {
+                        parseAndPublish(run, k, session, claims, slots_[slot]);
+                        slots_[slot].tusDone.fetch_add(1, std::memory_order_relaxed);
+                    }
+                },
+                tbb::static_partitioner());
+        });
+    if (!cancelled())
+        extractOrphans(run, claims.orphans());
+    run.summary.parseWallSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - parseStart).count();
+    run.summary.claimTakeovers = claims.takeovers();
+}
+
+void Indexer::parseAndPublish(Run& run, size_t rank, ParseSession& session, FileClaimer& claimer,
+                              SlotCounters& counters) {
+    const size_t i = run.order[rank];
+    IndexedTu tu =
+        parseTranslationUnit(session, run.db.commands[i], rank, claimer, run.parseOptions);
+    tu.generation = run.generation;
+    const size_t files = tu.files.size();
+    size_t symbols = 0, references = 0, skipped = 0;
+    for (const IndexedFile& file : tu.files) {
+        symbols += file.symbols.size();
+        references += file.references.size();
+        skipped += file.bodiesSkipped;
+    }
+    run.included[i] = tu.includedFiles;
+    run.results[i] = tu.record;
+    run.parsed[i] = 1;
+    store_.publish(std::move(tu));
+    counters.files.fetch_add(files, std::memory_order_relaxed);
+    counters.filesWithSkippedBodies.fetch_add(skipped, std::memory_order_relaxed);
+    counters.symbols.fetch_add(symbols, std::memory_order_relaxed);
+    counters.references.fetch_add(references, std::memory_order_relaxed);
+}
+
+void Indexer::extractOrphans(Run& run, const std::vector<std::string>& orphans) {
+    // A header claimed by a TU that then failed was given back (FileClaimer::release), but the
+    // TUs that reached it while it was claimed skipped it. Each such header is extracted by
+    // re-parsing the lowest-ranked TU that parsed and includes it; otherwise the store would
+    // hold it empty until the next run re-parsed every TU including it.
+    std::map<size_t, std::vector<std::string>> byRank;
+    for (const std::string& path : orphans) {
+        for (size_t k = 0; k < run.order.size(); ++k) {
+            const size_t i = run.order[k];
+            if (!run.parsed[i] || !parsedWell(run.results[i]))
+                continue;
+            const std::vector<std::string>& files = run.included[i];
+            if (std::find(files.begin(), files.end(), path) != files.end()) {
+                byRank[k].push_back(path);
+                break;
+            }
+        }
+    }
+    // Rare (a TU must fail after claiming headers): one at a time, on this thread, without
+    // skipping bodies, so that the headers are extracted whole.
+    ParseSession session(/*skipParsedBodies=*/false);
+    SlotCounters counters;
+    for (const auto& [rank, paths] : byRank) {
+        GrantedClaims grant(run.stamps, rank, paths);
+        parseAndPublish(run, rank, session, grant, counters);
+        run.summary.headersRecovered += paths.size();
+    }
+    slots_[0].files.fetch_add(counters.files.load(), std::memory_order_relaxed);
+    slots_[0].symbols.fetch_add(counters.symbols.load(), std::memory_order_relaxed);
+    slots_[0].references.fetch_add(counters.references.load(), std::memory_order_relaxed);
+}
+
+void Indexer::cleanUp(Run& run) {
+    // Forget files no TU reads any more, and record unchanged files' new stamps. A TU a cancelled
+    // run did not reach still reads what the store says it reads.
+    std::unordered_set<std::string> live;
+    for (size_t i = 0; i < run.n; ++i) {
+        if (run.parsed[i]) {
+            live.insert(run.included[i].begin(), run.included[i].end());
+            continue;
+        }
+        auto stored = run.before.tus.find(run.db.commands[i].file);
+        if (stored == run.before.tus.end())
+            continue;
+        for (uint32_t id : stored->second.fileIds)
+            if (auto file = run.before.files.find(id); file != run.before.files.end())
+                live.insert(file->second.path);
+    }
+    StoreEdit cleanup;
+    for (const auto& [id, record] : run.before.files)
+        if (!live.contains(record.path))
+            cleanup.removeFiles.push_back(record.path);
+    std::unordered_set<std::string> touchedPaths;
+    for (const FileRecord& record : run.touched)
+        if (touchedPaths.insert(record.path).second)
+            cleanup.touchFiles.push_back(record);
+    run.summary.filesRemoved = cleanup.removeFiles.size();
+    store_.apply(std::move(cleanup));
+    store_.flush();
+}
+
+void Indexer::summarize(Run& run) {
+    IndexSummary& summary = run.summary;
+    for (unsigned t = 0; t < threads_; ++t) {
+        summary.filesExtracted += slots_[t].files.load(std::memory_order_relaxed);
+        summary.filesWithSkippedBodies +=
+            slots_[t].filesWithSkippedBodies.load(std::memory_order_relaxed);
+        summary.symbols += slots_[t].symbols.load(std::memory_order_relaxed);
+        summary.references += slots_[t].references.load(std::memory_order_relaxed);
+    }
+    for (size_t i = 0; i < run.n; ++i) {
+        if (!run.parsed[i])
+            continue;
+        ++summary.tusParsed;
+        summary.parsedTus.push_back(run.db.commands[i].file);
+        const TuRecord& r = run.results[i];
+        summary.tusWithErrors += r.status == TuStatus::Errors;
+        summary.tusFailed += r.status == TuStatus::Failed;
+        summary.tusCrashed += r.status == TuStatus::Crashed;
+        if (r.status != TuStatus::Ok)
+            summary.failures.push_back(
+                {run.db.commands[i].file, r.status, r.errorCount, r.firstError});
+    }
+    summary.cancelled = summary.tusParsed < run.order.size();
 }
 
 } // namespace symdex

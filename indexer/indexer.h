@@ -68,8 +68,10 @@ struct IndexSummary {
     size_t filesRemoved = 0;
     size_t filesWithSkippedBodies = 0; ///< extracted with some bodies skipped (shared session)
     size_t claimTakeovers = 0; ///< headers re-extracted by a lower-ranked TU (header_claims.h)
-    size_t symbols = 0;        ///< extracted this run
-    size_t references = 0;     ///< extracted this run
+    /// Headers a failed TU had claimed, extracted by re-parsing another TU that includes them.
+    size_t headersRecovered = 0;
+    size_t symbols = 0;    ///< extracted this run
+    size_t references = 0; ///< extracted this run
     unsigned threads = 0;
     double wallSeconds = 0, userSeconds = 0, sysSeconds = 0;
     /// Wall time of the parse phase, when all `threads` were busy: threads x this is the
@@ -106,6 +108,16 @@ public:
     };
 
 private:
+    struct Run; // one run's state (indexer.cpp)
+    void findOutOfDate(Run& run) const;
+    void removeVanishedTus(Run& run);
+    void parseAll(Run& run);
+    void parseAndPublish(Run& run, size_t rank, ParseSession& session, FileClaimer& claimer,
+                         SlotCounters& counters);
+    void extractOrphans(Run& run, const std::vector<std::string>& orphans);
+    void cleanUp(Run& run);
+    void summarize(Run& run);
+
     SymbolStore& store_;
     IndexOptions options_;
     unsigned threads_;

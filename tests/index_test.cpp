@@ -362,6 +362,7 @@ TEST_CASE("child: index $SYMDEX_CRASH_TREE, whose main.cpp crashes libclang", "[
     IndexSummary first = Indexer(*store, indexOptions).run(*db);
     REQUIRE(first.tusParsed == 4);
     REQUIRE(first.tusFailed + first.tusCrashed == 1);
+    WARN("headers recovered from the crashed TU: " << first.headersRecovered);
     // A failed TU is tried again by the next run, and fails alone again.
     IndexSummary second = Indexer(*store, indexOptions).run(*db);
     REQUIRE(second.tusParsed == 1);
@@ -373,9 +374,13 @@ TEST_CASE("a TU that crashes libclang fails alone", "[index]") {
     test::copyFixture("golden", dir.path());
     test::writeCompileDb(dir.path(), kSources, kFlags);
     // clang's own debugging pragma crashes the frontend; libclang's crash recovery turns that
-    // into a failed call (clang_indexSourceFile reports a crash as CXError_Failure).
+    // into a failed call (clang_indexSourceFile reports a crash as CXError_Failure). The comment
+    // makes main.cpp the largest file, so its TU starts first and owns shapes.h; the standard
+    // headers keep it busy after that, so that the other TUs reach shapes.h, claimed, and skip it
+    // before the crash gives it back (Indexer::extractOrphans must then extract it).
     const std::string main = dir / "src/main.cpp";
-    test::writeFile(main, test::readFile(main) + "\n#pragma clang __debug crash\n");
+    test::writeFile(main, test::readFile(main) + "\n#include <map>\n#include <regex>\n" + "/*" +
+                              std::string(20000, '.') + "*/\n" + "#pragma clang __debug crash\n");
     REQUIRE(test::runChildTest("[crash-child]", {"SYMDEX_CRASH_TREE=" + dir.path().string()},
                                /*crashesLibclang=*/true) == 0);
 
@@ -409,7 +414,9 @@ TEST_CASE("claims: each file goes to one TU, unless the store has it", "[index][
     CHECK_FALSE(claims.claim(b, 1)); // the store already holds these contents
     CHECK_FALSE(claims.claim(dir / "missing.h", 1));
     claims.release(0); // TU 0 failed: another TU may extract a.h
+    CHECK(claims.orphans() == std::vector<std::string>{a}); // TU 1 skipped it above
     CHECK(claims.claim(a, 2));
+    CHECK(claims.orphans().empty()); // TU 2 extracts it
     CHECK(claims.takeovers() == 0);
     CHECK(claims.claim(a, 1)); // a lower rank takes it over, whatever the timing
     CHECK_FALSE(claims.claim(a, 2));
