@@ -66,6 +66,7 @@ BenchResult runBenchmark(const BenchOptions& options, const CompileDatabase& db)
     setup.storeDirectory = options.outDirectory / "run-store";
     setup.namesFile = options.outDirectory / "names.txt";
     setup.queryRate = options.queryRate;
+    setup.lowPriority = options.lowPriority;
     setup.idleQueries = options.idleQueries;
     setup.logFile = log;
     setup.expected = referenceIndex(options, db, log);
@@ -98,6 +99,7 @@ BenchResult runBenchmark(const BenchOptions& options, const CompileDatabase& db)
     result.context.tus = db.commands.size();
     result.context.repeat = options.repeat;
     result.context.queryRate = options.queryRate;
+    result.context.lowPriority = options.lowPriority;
     result.context.idleQueries = options.idleQueries;
     result.context.peers = options.peers;
     return result;

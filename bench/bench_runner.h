@@ -29,6 +29,9 @@ struct BenchOptions {
     std::filesystem::path outDirectory = "symdex-bench";
     /// Lookups per second by the query client, during each index and against the idle store.
     double queryRate = 200;
+    /// Index at low priority (IndexOptions::lowPriority), as the daemon does: the query client,
+    /// like an editor's requests, gets the CPU first.
+    bool lowPriority = true;
     /// Lookups against the idle store after each run (p999 wants at least 1000).
     uint64_t idleQueries = 2000;
     /// Names sampled from the reference store for the client to look up.

@@ -41,6 +41,7 @@ SymdexFigures measureColdIndex(const CompileDatabase& db, const ColdIndexOptions
     std::unique_ptr<SymbolStore> store = SymbolStore::open(storeOptions);
     IndexOptions indexOptions;
     indexOptions.threads = options.threads;
+    indexOptions.lowPriority = options.lowPriority;
     Indexer indexer(*store, indexOptions);
 
     IndexSummary summary;

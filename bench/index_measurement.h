@@ -26,6 +26,8 @@ struct ColdIndexOptions {
     std::vector<std::string> names;
     /// Lookups per second, name and definition lookups alternating; 0: no client.
     double queryRate = 200;
+    /// IndexOptions::lowPriority.
+    bool lowPriority = true;
 };
 
 /// Indexes `db` cold and returns the figures, with latency under load in nameIndexing and

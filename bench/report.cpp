@@ -144,6 +144,7 @@ QJsonObject resultsJson(const std::vector<RunRecord>& runs, const std::vector<Re
                        {"tus", double(context.tus)},
                        {"repeat", context.repeat},
                        {"query_rate", context.queryRate},
+                       {"index_priority", context.lowPriority ? "low" : "normal"},
                        {"idle_queries", double(context.idleQueries)},
                        {"command", QString::fromStdString(context.commandLine)},
                        {"peers", peers},

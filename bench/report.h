@@ -19,6 +19,7 @@ struct ReportContext {
     size_t tus = 0;
     int repeat = 1;
     double queryRate = 0;
+    bool lowPriority = false; ///< the index ran at low priority (IndexOptions::lowPriority)
     uint64_t idleQueries = 0;
     std::string commandLine; ///< how the bench was invoked
     std::vector<std::string> peers;

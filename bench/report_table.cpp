@@ -156,7 +156,8 @@ std::string formatTables(const std::vector<ResultRow>& rows, const ReportContext
     out << "name lookups at " << fixed(context.queryRate, 0)
         << "/s in total with definition lookups, client-side latency in microseconds (median of "
            "runs; idle: "
-        << context.idleQueries << " lookups after the index)\n"
+        << context.idleQueries << " lookups after the index; indexing at "
+        << (context.lowPriority ? "low" : "normal") << " priority)\n"
         << latencyTable(rows, &ResultRow::nameIndexing, &ResultRow::nameIdle) << "\n";
     out << "definition lookups, microseconds\n"
         << latencyTable(rows, &ResultRow::definitionIndexing, &ResultRow::definitionIdle);

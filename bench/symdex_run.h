@@ -31,6 +31,8 @@ struct SymdexRunSetup {
     std::filesystem::path namesFile;
     /// Lookups per second, during the index and against the idle store.
     double queryRate = 200;
+    /// Index at low priority (IndexOptions::lowPriority).
+    bool lowPriority = true;
     /// Lookups against the idle store after each run.
     uint64_t idleQueries = 2000;
     /// The children's stderr is appended here (empty: discarded).

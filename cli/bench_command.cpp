@@ -83,6 +83,10 @@ void addBenchOptions(QCommandLineParser& parser) {
         {"out", "Directory for stores, caches, logs, results and chart (default ./symdex-bench).",
          "DIR"},
         {"query-rate", "Lookups per second during each index and after it (default 200).", "R"},
+        {"index-priority",
+         "low (default): parse threads at nice 10, as in the daemon, so the query client gets the "
+         "CPU first; normal: as `symdex index`.",
+         "PRIORITY"},
         {"idle-queries", "Lookups against the idle store after each index (default 2000).", "N"},
         {"peers", "Also time these on the same TUs: floor, ccls, clangd (default none).", "LIST"},
         {"peer-timeout", "Seconds before a peer run is killed and marked failed (default 3600).",
@@ -104,6 +108,7 @@ bench::BenchOptions benchOptions(const QCommandLineParser& parser) {
     o.outDirectory = std::filesystem::absolute(
         parser.isSet("out") ? parser.value("out").toStdString() : "symdex-bench");
     o.queryRate = numberOption(parser, "query-rate", 200, 0, 100000);
+    o.lowPriority = parseIndexPriority(parser.value("index-priority"), true);
     o.idleQueries = uint64_t(numberOption(parser, "idle-queries", 2000, 0, 10000000));
     o.peers = parsePeers(parser.value("peers"));
     o.peerTimeoutSeconds = numberOption(parser, "peer-timeout", 3600, 1, 86400 * 7);
@@ -183,6 +188,7 @@ int runBenchRun(const QStringList& args) {
     parser.addOption(QCommandLineOption("lock-mode", "per-file or global.", "MODE"));
     parser.addOption(QCommandLineOption("names", "File of names to look up.", "FILE"));
     parser.addOption(QCommandLineOption("query-rate", "Lookups per second.", "R"));
+    parser.addOption(QCommandLineOption("index-priority", "low or normal.", "PRIORITY"));
     parser.addOption(QCommandLineOption("idle", "Only look up, in the finished store."));
     parser.addOption(QCommandLineOption("queries", "Lookups with --idle.", "N"));
     if (!parseCommandLine(parser, args, "One measured run of symdex bench (internal)."))
@@ -201,6 +207,7 @@ int runBenchRun(const QStringList& args) {
         options.lockMode = parseLockModeOption(parser.value("lock-mode"));
         options.names = names;
         options.queryRate = rate;
+        options.lowPriority = parseIndexPriority(parser.value("index-priority"), true);
         figures = bench::measureColdIndex(loadDatabase(parser), options);
     }
     printJson(QJsonDocument(QJsonObject{{"figures", bench::symdexFiguresToJson(figures)},

@@ -84,6 +84,16 @@ LockMode parseLockModeOption(const QString& value) {
     return *mode;
 }
 
+bool parseIndexPriority(const QString& value, bool byDefault) {
+    if (value.isEmpty())
+        return byDefault;
+    if (value == "low")
+        return true;
+    if (value == "normal")
+        return false;
+    throw UsageError{"--index-priority must be low or normal, not '" + value.toStdString() + "'"};
+}
+
 std::string displayPath(const std::string& path) {
     static const std::string cwd = std::filesystem::current_path().string() + "/";
     if (path.size() > cwd.size() && path.compare(0, cwd.size(), cwd) == 0)

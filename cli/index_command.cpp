@@ -198,6 +198,11 @@ int runIndex(const QStringList& args) {
         "batch", "At most N files per LMDB write transaction (default 256).", "N"));
     parser.addOption(
         QCommandLineOption("stats", "Print lock telemetry and commit figures after the run."));
+    parser.addOption(QCommandLineOption(
+        "index-priority",
+        "normal (default), or low: parse threads at nice 10, so that other work gets the CPU "
+        "first (what the daemon does).",
+        "PRIORITY"));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
     if (!parseCommandLine(parser, args,
@@ -210,6 +215,7 @@ int runIndex(const QStringList& args) {
     IndexOptions options;
     if (parser.isSet("threads"))
         options.threads = parseThreadCount(parser.value("threads"));
+    options.lowPriority = parseIndexPriority(parser.value("index-priority"), false);
     const QString session = parser.value("session");
     if (session.isEmpty() || session == "per-thread")
         options.session = SessionMode::PerThread;

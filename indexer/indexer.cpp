@@ -8,8 +8,10 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <thread>
@@ -37,6 +39,34 @@ void nameWorker(std::thread::id caller, int slot) {
     const std::string name = "indexer-" + std::to_string(slot);
     pthread_setname_np(pthread_self(), name.c_str());
 }
+
+/// While it lives, the calling thread runs at `nice` (IndexOptions::lowPriority); the previous
+/// value comes back after. Linux keeps a nice value per thread: setpriority on the thread id.
+class ThreadNice {
+public:
+    explicit ThreadNice(std::optional<int> nice) {
+        if (!nice)
+            return;
+        const id_t tid = id_t(gettid());
+        errno = 0;
+        const int old = getpriority(PRIO_PROCESS, tid);
+        if (errno == 0 && old < *nice && setpriority(PRIO_PROCESS, tid, *nice) == 0)
+            previous_ = old;
+    }
+    ~ThreadNice() {
+        // Raising the priority back needs no privilege only up to RLIMIT_NICE; a TBB worker that
+        // keeps the lower one until its next run loses nothing.
+        if (previous_)
+            setpriority(PRIO_PROCESS, id_t(gettid()), *previous_);
+    }
+    ThreadNice(const ThreadNice&) = delete;
+    ThreadNice& operator=(const ThreadNice&) = delete;
+
+private:
+    std::optional<int> previous_;
+};
+
+constexpr int kLowPriorityNice = 10;
 
 /// What the store held when the run started.
 struct StoreSnapshot {
@@ -271,6 +301,8 @@ void Indexer::parseAll(Run& run) {
                 [&](size_t) {
                     const int slot = tbb::this_task_arena::current_thread_index();
                     nameWorker(run.caller, slot);
+                    const ThreadNice nice(
+                        options_.lowPriority ? std::optional<int>(kLowPriorityNice) : std::nullopt);
                     ParseSession& session = *sessions[sessions.size() == 1 ? 0 : size_t(slot)];
                     // One ticket per TU, taken in rank order.
                     for (size_t k;

@@ -9,10 +9,16 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 #include <utime.h>
 
 using namespace symdex;
@@ -398,6 +404,42 @@ TEST_CASE("a TU that crashes libclang fails alone", "[index]") {
     CHECK(hits[0].path == dir / "include/shapes.h");
     CHECK(hits[0].symbol.location.line == 26);
     CHECK(store->fileSymbols(dir / "src/util.cpp").has_value());
+}
+
+/// The nice value of thread `tid` of this process (field 19 of /proc/self/task/TID/stat).
+int niceOf(pid_t tid) {
+    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2)); // after "pid (comm) "
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+    }
+    return std::stoi(field);
+}
+
+TEST_CASE("low priority: the parse threads run at nice 10", "[index]") {
+    GoldenTree tree;
+    const pid_t caller = gettid(); // takes part in the parse (static partitioner)
+    REQUIRE(niceOf(caller) < 10);
+    std::atomic<bool> done{false};
+    std::atomic<int> highest{niceOf(caller)};
+    std::thread watcher([&] {
+        while (!done.load()) {
+            highest = std::max(highest.load(), niceOf(caller));
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    });
+    std::string error;
+    auto db = loadCompileDatabase(tree.dir.path().string(), &error);
+    REQUIRE(db);
+    IndexOptions options;
+    options.threads = 2;
+    options.lowPriority = true;
+    const IndexSummary summary = Indexer(*tree.store, options).run(*db);
+    done = true;
+    watcher.join();
+    CHECK(summary.tusParsed == 4);
+    CHECK(highest.load() == 10);
 }
 
 TEST_CASE("claims: each file goes to one TU, unless the store has it", "[index][claims]") {
