@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's "Scaling" measurement in one command: fetch and configure the corpus, install the
-# peers, build a Release symdex, and run `symdex bench` on it under nice.
+# peers, build a Release symdex, and run `symdex bench` on it. Run it on a quiet machine: it is a
+# measurement (symdex indexes under SCHED_IDLE, so its query client stays ahead of its parse
+# threads whatever the load, but the wall times of symdex and the peers feel every neighbour).
 #   bench/scaling.sh [CORPUS] [symdex bench options...]
 # CORPUS is a bench/corpus.sh name (default leveldb); the options default to the README's:
 #   --threads 1,2,4 --lock-mode per-file,global --repeat 3 --peers floor,ccls,clangd
@@ -18,4 +20,4 @@ build=$("$root/bench/corpus.sh" "$corpus" | tail -n1)
 BUILD_TYPE=Release BUILD_DIR="$root/build-release" "$root/scripts/build.sh" -DSYMDEX_BUILD_TESTS=OFF
 out=$root/bench/out/$corpus
 set -x
-nice -n 19 "$root/build-release/cli/symdex" bench -p "$build" --out "$out" "${options[@]}"
+"$root/build-release/cli/symdex" bench -p "$build" --out "$out" "${options[@]}"

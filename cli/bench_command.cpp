@@ -84,7 +84,8 @@ void addBenchOptions(QCommandLineParser& parser) {
          "DIR"},
         {"query-rate", "Lookups per second during each index and after it (default 200).", "R"},
         {"index-priority",
-         "low (default): parse threads at nice 10, as in the daemon, so the query client gets the "
+         "low (default): parse threads under SCHED_IDLE, as in the daemon, so the query client "
+         "gets the "
          "CPU first; normal: as `symdex index`.",
          "PRIORITY"},
         {"idle-queries", "Lookups against the idle store after each index (default 2000).", "N"},

@@ -200,7 +200,7 @@ int runIndex(const QStringList& args) {
         QCommandLineOption("stats", "Print lock telemetry and commit figures after the run."));
     parser.addOption(QCommandLineOption(
         "index-priority",
-        "normal (default), or low: parse threads at nice 10, so that other work gets the CPU "
+        "normal (default), or low: parse threads under SCHED_IDLE, so that other work gets the CPU "
         "first (what the daemon does).",
         "PRIORITY"));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));

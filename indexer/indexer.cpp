@@ -8,11 +8,11 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <map>
 #include <optional>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
@@ -40,33 +40,35 @@ void nameWorker(std::thread::id caller, int slot) {
     pthread_setname_np(pthread_self(), name.c_str());
 }
 
-/// While it lives, the calling thread runs at `nice` (IndexOptions::lowPriority); the previous
-/// value comes back after. Linux keeps a nice value per thread: setpriority on the thread id.
-class ThreadNice {
+/// While it lives, the calling thread runs under SCHED_IDLE (IndexOptions::lowPriority); the
+/// previous policy comes back after. SCHED_IDLE, not a nice value: a nice value is relative to the
+/// rest of the process, which may itself run niced (a query client under `nice -n 19` would be no
+/// more urgent than a parse thread at nice 19), while SCHED_IDLE is below every normal thread.
+class IdlePriority {
 public:
-    explicit ThreadNice(std::optional<int> nice) {
-        if (!nice)
+    explicit IdlePriority(bool enable) {
+        if (!enable)
             return;
-        const id_t tid = id_t(gettid());
-        errno = 0;
-        const int old = getpriority(PRIO_PROCESS, tid);
-        if (errno == 0 && old < *nice && setpriority(PRIO_PROCESS, tid, *nice) == 0)
-            previous_ = old;
+        sched_param param{};
+        int policy = 0;
+        if (pthread_getschedparam(pthread_self(), &policy, &param) != 0 || policy == SCHED_IDLE)
+            return;
+        sched_param idle{};
+        if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) == 0)
+            previous_ = std::pair(policy, param);
     }
-    ~ThreadNice() {
-        // Raising the priority back needs no privilege only up to RLIMIT_NICE; a TBB worker that
-        // keeps the lower one until its next run loses nothing.
+    ~IdlePriority() {
+        // Going back needs RLIMIT_NICE room (root has it); otherwise the thread stays idle, which
+        // for the threads that index (TBB's workers, the daemon's index runner) changes nothing.
         if (previous_)
-            setpriority(PRIO_PROCESS, id_t(gettid()), *previous_);
+            pthread_setschedparam(pthread_self(), previous_->first, &previous_->second);
     }
-    ThreadNice(const ThreadNice&) = delete;
-    ThreadNice& operator=(const ThreadNice&) = delete;
+    IdlePriority(const IdlePriority&) = delete;
+    IdlePriority& operator=(const IdlePriority&) = delete;
 
 private:
-    std::optional<int> previous_;
+    std::optional<std::pair<int, sched_param>> previous_;
 };
-
-constexpr int kLowPriorityNice = 10;
 
 /// What the store held when the run started.
 struct StoreSnapshot {
@@ -301,8 +303,7 @@ void Indexer::parseAll(Run& run) {
                 [&](size_t) {
                     const int slot = tbb::this_task_arena::current_thread_index();
                     nameWorker(run.caller, slot);
-                    const ThreadNice nice(
-                        options_.lowPriority ? std::optional<int>(kLowPriorityNice) : std::nullopt);
+                    const IdlePriority priority(options_.lowPriority);
                     ParseSession& session = *sessions[sessions.size() == 1 ? 0 : size_t(slot)];
                     // One ticket per TU, taken in rank order.
                     for (size_t k;

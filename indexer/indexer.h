@@ -35,10 +35,10 @@ struct IndexOptions {
     bool indexMacros = true;
     /// Re-parse every TU even when the store says it is up to date.
     bool force = false;
-    /// Parse threads run at nice 10 (per thread; the threads libclang starts inherit it), like
-    /// clangd's background index: queries answered by other threads of the process, or by other
-    /// processes, get the CPU first, and indexing takes what they leave. On an idle machine the
-    /// run is no slower. The daemon sets it; `symdex index` does not by default.
+    /// Parse threads run under SCHED_IDLE (per thread; the threads libclang starts inherit it),
+    /// like clangd's background index: queries answered by other threads of the process, or by
+    /// other processes, get the CPU first, and indexing takes what they leave. On an idle machine
+    /// the run is no slower. The daemon sets it; `symdex index` does not by default.
     bool lowPriority = false;
     /// When it becomes true, no further TU starts; the run commits what it parsed and returns
     /// (the daemon's shutdown). TUs left unparsed stay out of date for the next run. Not owned.
