@@ -223,12 +223,14 @@ int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
     parser.addHelpOption();
-    parser.addOptions({{"symdexd", "The symdexd binary.", "PATH"},
-                       {"root", "Source tree.", "DIR"},
-                       {"p", "Build directory with compile_commands.json.", "BUILD"},
-                       {"clients", "Concurrent clients (default 64).", "N", "64"},
-                       {"queries", "Queries per client per phase (default 1000).", "N", "1000"},
-                       {"threads", "Indexer threads of the daemon (default 2).", "N", "2"}});
+    parser.addOptions(
+        {{"symdexd", "The symdexd binary.", "PATH"},
+         {"root", "Source tree.", "DIR"},
+         {"p", "Build directory with compile_commands.json.", "BUILD"},
+         {"clients", "Concurrent clients (default 64).", "N", "64"},
+         {"queries", "Queries per client per phase (default 1000).", "N", "1000"},
+         {"threads", "Indexer threads of the daemon (default 2).", "N", "2"},
+         {"index-priority", "The daemon's --index-priority (default low).", "low|normal", "low"}});
     parser.process(app);
     if (!parser.isSet("symdexd") || !parser.isSet("root") || !parser.isSet("p")) {
         std::fprintf(stderr, "daemon_load: --symdexd, --root and -p are required\n");
@@ -249,7 +251,8 @@ int main(int argc, char** argv) {
     const pid_t pid = startDaemon(
         {parser.value("symdexd").toStdString(), "--root", parser.value("root").toStdString(), "-p",
          parser.value("p").toStdString(), "--store", dir + "/store", "--socket", socket,
-         "--threads", parser.value("threads").toStdString()},
+         "--threads", parser.value("threads").toStdString(), "--index-priority",
+         parser.value("index-priority").toStdString()},
         dir + "/symdexd.log");
 
     auto monitor = connectWithRetry(socket);
@@ -259,9 +262,9 @@ int main(int argc, char** argv) {
     const double cold = std::chrono::duration<double>(Clock::now() - coldStart).count();
     const QJsonObject stats = monitor->call("symdex/stats").toObject();
     std::printf("daemon_load: %zu TUs, %lld files, %lld symbols indexed cold in %.1f s; %zu query "
-                "positions; %d clients x %d queries per phase\n",
+                "positions; %d clients x %d queries per phase; indexing at %s priority\n",
                 db->commands.size(), stats["files"].toInteger(), stats["symbols"].toInteger(), cold,
-                targets.size(), clients, queries);
+                targets.size(), clients, queries, qPrintable(parser.value("index-priority")));
 
     double busySeconds = 0, idleSeconds = 0;
     int runs = 0;

@@ -78,7 +78,9 @@ bool Daemon::start(std::string* error) {
         mailbox_->post([this, report] { runFinished(report); });
     };
     indexer_ = std::make_unique<IndexService>(
-        *store_, IndexServiceOptions{options_.database, options_.indexThreads}, callbacks);
+        *store_,
+        IndexServiceOptions{options_.database, options_.indexThreads, options_.lowIndexPriority},
+        callbacks);
     context_.reset(new ServerContext{*store_, *indexer_, root_, options_.store.string(),
                                      socketPath_, nullptr});
     ServerOptions serverOptions;

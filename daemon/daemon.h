@@ -36,6 +36,9 @@ struct DaemonOptions {
     std::filesystem::path store;
     /// Indexer threads (--threads); 0: all hardware threads.
     unsigned indexThreads = 0;
+    /// --index-priority low (the default: the parse threads run under SCHED_IDLE, as clangd's
+    /// background index does, so queries never wait for the CPU) or normal.
+    bool lowIndexPriority = true;
     /// Query worker threads (--query-threads); 0: max(2, hardware threads).
     unsigned queryThreads = 0;
     /// The socket (--socket); empty: a per-store name in socketDirectory(). Its directory must be

@@ -106,7 +106,7 @@ IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trig
         report.databasePath = db->path;
         IndexOptions indexOptions;
         indexOptions.threads = options_.threads;
-        indexOptions.lowPriority = true; // queries first, like clangd's background index
+        indexOptions.lowPriority = options_.lowPriority;
         indexOptions.force = force;
         indexOptions.cancel = &stopping_;
         Indexer indexer(store_, indexOptions);

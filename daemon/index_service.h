@@ -29,6 +29,8 @@ struct IndexServiceOptions {
     std::string database;
     /// Indexer threads; 0: all hardware threads.
     unsigned threads = 0;
+    /// Parse under SCHED_IDLE (IndexOptions::lowPriority), so queries get the CPU first.
+    bool lowPriority = true;
 };
 
 /// What one run did, for notifications and symdex/status.

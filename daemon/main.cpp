@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
          "BUILD"},
         {"store", "Symbol store directory (default: ROOT/.symdex).", "DIR"},
         {"threads", "Indexer threads (default: all cores).", "N"},
+        {"index-priority",
+         "low (default): the parse threads run under SCHED_IDLE and get the CPU only when "
+         "queries leave it idle; normal: they compete with the queries.",
+         "low|normal"},
         {"query-threads", "Threads answering queries (default: max(2, cores)).", "N"},
         {"socket",
          "Socket path (default: $XDG_RUNTIME_DIR/symdex/<store hash>.sock); its directory "
@@ -79,6 +83,15 @@ int main(int argc, char** argv) {
     options.store = parser.value("store").toStdString();
     options.indexThreads = countOption(parser, "threads", 1024);
     options.queryThreads = countOption(parser, "query-threads", 1024);
+    if (parser.isSet("index-priority")) {
+        const QString priority = parser.value("index-priority");
+        if (priority != "low" && priority != "normal") {
+            std::fprintf(stderr, "symdexd: --index-priority must be low or normal, not '%s'\n",
+                         qPrintable(priority));
+            return 2;
+        }
+        options.lowIndexPriority = priority == "low";
+    }
     options.socketPath = parser.value("socket").toStdString();
     if (parser.isSet("debounce"))
         options.debounce = std::chrono::milliseconds(countOption(parser, "debounce", 60000));

@@ -522,6 +522,25 @@ TEST_CASE("daemon: one per store, and SIGTERM commits and exits", "[daemon]") {
     }
 }
 
+TEST_CASE("daemon: --index-priority normal serves the same; a bad value is refused", "[daemon]") {
+    FixtureTree tree;
+    SECTION("normal") {
+        DaemonProcess daemon(tree, {"--index-priority", "normal"});
+        auto client = daemon.client();
+        CHECK(waitUntilIdle(*client)["tus"].toInt() == 4);
+        CHECK(locations(client->call("textDocument/definition",
+                                     positionParams(tree.uri("src/main.cpp"), 9, 11)),
+                        tree) == Strings{"src/main.cpp:2:11-2:17"});
+    }
+    SECTION("a value other than low or normal") {
+        const auto [status, log] =
+            runDaemonToExit(tree, {"--root", tree.root.string(), "--index-priority", "idle"});
+        CHECK(status == 2);
+        CHECK(log.find("symdexd: --index-priority must be low or normal, not 'idle'") !=
+              std::string::npos);
+    }
+}
+
 TEST_CASE("daemon: SIGTERM during indexing keeps what was parsed", "[daemon]") {
     FixtureTree tree;
     tree.addSlowTus(6);
