@@ -522,7 +522,8 @@ TEST_CASE("daemon: one per store, and SIGTERM commits and exits", "[daemon]") {
     }
 }
 
-TEST_CASE("daemon: --index-priority normal serves the same; a bad value is refused", "[daemon]") {
+TEST_CASE("daemon: --index-priority normal serves the same, and a bad value is refused",
+          "[daemon]") {
     FixtureTree tree;
     SECTION("normal") {
         DaemonProcess daemon(tree, {"--index-priority", "normal"});

@@ -286,7 +286,7 @@ TEST_CASE("a reader adopts a map another process grew, once its other queries ar
     CHECK(reader->stats().symbols == 40 * 200);
 }
 
-TEST_CASE("a store is reopened with its contents; a second writer is refused", "[store]") {
+TEST_CASE("a store is reopened with its contents, and a second writer is refused", "[store]") {
     TempDir dir;
     {
         auto store = openStore(dir);
