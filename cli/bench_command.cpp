@@ -161,6 +161,9 @@ int runBench(const QStringList& args) {
     result.context.database = displayPath(std::filesystem::absolute(db.path).string());
     result.context.commandLine = args.join(' ').toStdString();
     std::printf("%s", bench::formatTables(result.rows, result.context).c_str());
+    // Before Qt starts: what its platform plugin says on stderr then (such as "XDG_RUNTIME_DIR
+    // not set") must land after the tables, not inside a half-flushed one.
+    std::fflush(stdout);
     bench::writeReportFiles(options.outDirectory, result.runs, result.rows, result.context);
     bench::OffscreenGui gui;
     bench::ChartOptions chart;
