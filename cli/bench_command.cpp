@@ -109,7 +109,7 @@ bench::BenchOptions benchOptions(const QCommandLineParser& parser) {
     o.outDirectory = std::filesystem::absolute(
         parser.isSet("out") ? parser.value("out").toStdString() : "symdex-bench");
     o.queryRate = numberOption(parser, "query-rate", 200, 0, 100000);
-    o.lowPriority = parseIndexPriority(parser.value("index-priority"), true);
+    o.lowPriority = parseIndexPriorityOption(parser.value("index-priority"), true);
     o.idleQueries = uint64_t(numberOption(parser, "idle-queries", 2000, 0, 10000000));
     o.peers = parsePeers(parser.value("peers"));
     o.peerTimeoutSeconds = numberOption(parser, "peer-timeout", 3600, 1, 86400 * 7);
@@ -211,7 +211,7 @@ int runBenchRun(const QStringList& args) {
         options.lockMode = parseLockModeOption(parser.value("lock-mode"));
         options.names = names;
         options.queryRate = rate;
-        options.lowPriority = parseIndexPriority(parser.value("index-priority"), true);
+        options.lowPriority = parseIndexPriorityOption(parser.value("index-priority"), true);
         figures = bench::measureColdIndex(loadDatabase(parser), options);
     }
     printJson(QJsonDocument(QJsonObject{{"figures", bench::symdexFiguresToJson(figures)},

@@ -1,5 +1,7 @@
 #include "cli/cli_common.h"
 
+#include "indexer/indexer.h"
+
 #include <cstdio>
 #include <iostream>
 
@@ -84,14 +86,14 @@ LockMode parseLockModeOption(const QString& value) {
     return *mode;
 }
 
-bool parseIndexPriority(const QString& value, bool byDefault) {
+bool parseIndexPriorityOption(const QString& value, bool byDefault) {
     if (value.isEmpty())
         return byDefault;
-    if (value == "low")
-        return true;
-    if (value == "normal")
-        return false;
-    throw UsageError{"--index-priority must be low or normal, not '" + value.toStdString() + "'"};
+    std::optional<bool> low = parseIndexPriority(value.toStdString());
+    if (!low)
+        throw UsageError{"--index-priority must be low or normal, not '" + value.toStdString() +
+                         "'"};
+    return *low;
 }
 
 std::string displayPath(const std::string& path) {

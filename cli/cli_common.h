@@ -53,7 +53,7 @@ unsigned parseThreadCount(const QString& value);
 /// A --lock-mode value.
 LockMode parseLockModeOption(const QString& value);
 /// An --index-priority value: true for "low", false for "normal", `byDefault` when empty.
-bool parseIndexPriority(const QString& value, bool byDefault);
+bool parseIndexPriorityOption(const QString& value, bool byDefault);
 
 /// `path` relative to the current directory when it lies below it, else as is.
 std::string displayPath(const std::string& path);

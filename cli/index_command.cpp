@@ -215,7 +215,7 @@ int runIndex(const QStringList& args) {
     IndexOptions options;
     if (parser.isSet("threads"))
         options.threads = parseThreadCount(parser.value("threads"));
-    options.lowPriority = parseIndexPriority(parser.value("index-priority"), false);
+    options.lowPriority = parseIndexPriorityOption(parser.value("index-priority"), false);
     const QString session = parser.value("session");
     if (session.isEmpty() || session == "per-thread")
         options.session = SessionMode::PerThread;

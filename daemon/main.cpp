@@ -1,6 +1,7 @@
 // symdexd: the indexing daemon. See daemon/daemon.h and docs/protocol.md.
 #include "daemon/daemon.h"
 #include "daemon/termination.h"
+#include "indexer/indexer.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -85,12 +86,13 @@ int main(int argc, char** argv) {
     options.queryThreads = countOption(parser, "query-threads", 1024);
     if (parser.isSet("index-priority")) {
         const QString priority = parser.value("index-priority");
-        if (priority != "low" && priority != "normal") {
+        const std::optional<bool> low = symdex::parseIndexPriority(priority.toStdString());
+        if (!low) {
             std::fprintf(stderr, "symdexd: --index-priority must be low or normal, not '%s'\n",
                          qPrintable(priority));
             return 2;
         }
-        options.lowIndexPriority = priority == "low";
+        options.lowIndexPriority = *low;
     }
     options.socketPath = parser.value("socket").toStdString();
     if (parser.isSet("debounce"))

@@ -88,6 +88,14 @@ struct StoreSnapshot {
 
 } // namespace
 
+std::optional<bool> parseIndexPriority(std::string_view name) {
+    if (name == "low")
+        return true;
+    if (name == "normal")
+        return false;
+    return std::nullopt;
+}
+
 Indexer::Indexer(SymbolStore& store, IndexOptions options)
     : store_(store), options_(options),
       threads_(options.threads ? options.threads

@@ -10,7 +10,9 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace symdex {
@@ -27,6 +29,10 @@ enum class SessionMode {
     None,      ///< no body skipping
 };
 
+/// An --index-priority name: "low" -> true (IndexOptions::lowPriority), "normal" -> false;
+/// nullopt for anything else.
+std::optional<bool> parseIndexPriority(std::string_view name);
+
 struct IndexOptions {
     /// Worker threads parsing TUs; 0 means all hardware threads.
     unsigned threads = 0;
@@ -37,8 +43,9 @@ struct IndexOptions {
     bool force = false;
     /// Parse threads run under SCHED_IDLE (per thread; the threads libclang starts inherit it),
     /// like clangd's background index: queries answered by other threads of the process, or by
-    /// other processes, get the CPU first, and indexing takes what they leave. On an idle machine
-    /// the run is no slower. The daemon sets it; `symdex index` does not by default.
+    /// other processes, get the CPU first, and indexing takes what they leave. On an otherwise
+    /// idle machine the parse threads still get every core. The daemon sets it; `symdex index`
+    /// does not by default.
     bool lowPriority = false;
     /// When it becomes true, no further TU starts; the run commits what it parsed and returns
     /// (the daemon's shutdown). TUs left unparsed stay out of date for the next run. Not owned.
