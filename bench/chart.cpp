@@ -140,8 +140,6 @@ public:
         painter_.drawLine(b - QPointF(5, 0), b + QPointF(5, 0));
     }
 
-    QPainter& painter() { return painter_; }
-
 private:
     std::vector<std::pair<double, QString>> yTicks() const {
         std::vector<std::pair<double, QString>> ticks;

@@ -77,16 +77,19 @@ bool processCpuSeconds(pid_t pid, double* userSeconds, double* sysSeconds) {
     std::istringstream fields(stat.substr(stat.rfind(')') + 2));
     std::string field;
     unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
+    int i = 3;
+    for (; i <= 15 && fields >> field; ++i) {
         if (i == 14)
             utime = std::stoull(field);
         else if (i == 15)
             stime = std::stoull(field);
     }
+    if (i <= 15)
+        return false; // the line ended before stime: no figure rather than a zero one
     const double tick = double(::sysconf(_SC_CLK_TCK));
     *userSeconds = double(utime) / tick;
     *sysSeconds = double(stime) / tick;
-    return fields.good() || fields.eof();
+    return true;
 }
 
 double monotonicSeconds() {
@@ -132,7 +135,7 @@ ChildProcess ChildProcess::start(const std::vector<std::string>& argv, const Opt
     if (!options.stderrPath.empty())
         posix_spawn_file_actions_addopen(actions.get(), STDERR_FILENO, options.stderrPath.c_str(),
                                          O_WRONLY | O_CREAT | O_APPEND, 0644);
-    else if (!options.inheritStderr)
+    else
         posix_spawn_file_actions_addopen(actions.get(), STDERR_FILENO, "/dev/null", O_WRONLY, 0);
     if (!options.workingDirectory.empty())
         posix_spawn_file_actions_addchdir_np(actions.get(), options.workingDirectory.c_str());

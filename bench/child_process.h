@@ -39,8 +39,6 @@ public:
         bool pipeStdout = false;
         /// Where the child's stderr goes; empty: /dev/null. Appended to.
         std::filesystem::path stderrPath;
-        /// Where the child's stderr goes when stderrPath is empty: inherit the parent's instead.
-        bool inheritStderr = false;
         /// "NAME=VALUE" entries set in the child's environment on top of the parent's.
         std::vector<std::string> environment;
     };

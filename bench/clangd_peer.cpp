@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QUrl>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -67,9 +68,20 @@ std::string ClangdPeer::waitForIndex(LspConnection& lsp, double* endSeconds) {
     const double deadline = monotonicSeconds() + timeoutSeconds_;
     bool ended = false;
     for (;;) {
-        std::optional<QJsonObject> message = lsp.receive(deadline);
-        if (!message)
-            return monotonicSeconds() >= deadline ? "timed out" : "clangd closed the connection";
+        // After the end, clangd may have nothing more to say while its last shards are written:
+        // look at them again every second rather than only when a message comes.
+        const double until = ended ? std::min(deadline, monotonicSeconds() + 1.0) : deadline;
+        std::optional<QJsonObject> message = lsp.receive(until);
+        if (!message) {
+            const double now = monotonicSeconds();
+            if (now < until)
+                return "clangd closed the connection";
+            if (now >= deadline)
+                return "timed out";
+            if (tusMissingFromClangdShards(tus_, shards).empty())
+                return {};
+            continue;
+        }
         const QString method = (*message)["method"].toString();
         if (method == "window/workDoneProgress/create") {
             lsp.reply((*message)["id"], QJsonValue::Null);

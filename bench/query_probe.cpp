@@ -61,7 +61,6 @@ void QueryProbe::loop() {
         (definition ? result_.definitionLookups : result_.nameLookups).record(uint64_t(ns.count()));
         result_.found += found;
     }
-    result_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     rusage usage{};
     getrusage(RUSAGE_THREAD, &usage);
     result_.userSeconds = double(usage.ru_utime.tv_sec) + double(usage.ru_utime.tv_usec) / 1e6;

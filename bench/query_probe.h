@@ -19,7 +19,6 @@ struct ProbeResult {
     LatencyHistogram nameLookups;       ///< resolveName
     LatencyHistogram definitionLookups; ///< resolveName + occurrences, pick the definition
     uint64_t found = 0;                 ///< lookups that found the symbol
-    double seconds = 0;
     /// CPU time of the client thread itself (RUSAGE_THREAD), so a report can leave the load it
     /// generated out of the process's figures.
     double userSeconds = 0, sysSeconds = 0;

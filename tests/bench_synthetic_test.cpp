@@ -66,6 +66,7 @@ TEST_CASE("synthetic: the spec is FILES,DECLS,SHARED_HEADERS", "[bench][syntheti
     CHECK(parseSyntheticSpec("3,4,0", 1, &error));
     for (const char* bad : {"", "1,2", "1,2,3,4", "0,5,1", "5,0,1", "a,2,3", "1,-2,3", "1,2x,3"}) {
         INFO(bad);
+        error.clear(); // each bad spec must say why itself
         CHECK_FALSE(parseSyntheticSpec(bad, 1, &error));
         CHECK_FALSE(error.empty());
     }
