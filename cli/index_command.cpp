@@ -114,6 +114,8 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
         std::printf("  (%zu headers of failed TUs were extracted by re-parsing a TU that "
                     "includes them)\n",
                     s.headersRecovered);
+    if (!s.isolationNote.empty())
+        std::printf("  note: %s\n", s.isolationNote.c_str());
     std::printf("  TUs with errors: %zu, failed: %zu, crashed: %zu", s.tusWithErrors, s.tusFailed,
                 s.tusCrashed);
     if (s.tusRemoved || s.filesRemoved)
@@ -139,6 +141,8 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
         if (f.errorCount)
             std::printf(", %u error%s; first: %s", f.errorCount, f.errorCount == 1 ? "" : "s",
                         f.firstError.c_str());
+        else if (!f.firstError.empty())
+            std::printf(": %s", f.firstError.c_str());
         std::printf("\n");
     }
 }
@@ -203,6 +207,16 @@ int runIndex(const QStringList& args) {
         "normal (default), or low: parse threads under SCHED_IDLE, so that other work gets the CPU "
         "first (what the daemon does).",
         "PRIORITY"));
+    parser.addOption(QCommandLineOption(
+        "isolation",
+        "process (default): each TU is parsed in a symdex-worker process, so that a TU that "
+        "crashes or hangs libclang fails alone; none: parse in this process.",
+        "MODE"));
+    parser.addOption(QCommandLineOption(
+        "tu-timeout",
+        "Stop a TU's parse after this many seconds and record it as crashed (default 300; 0: no "
+        "limit).",
+        "SECONDS"));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
     if (!parseCommandLine(parser, args,
@@ -225,6 +239,16 @@ int runIndex(const QStringList& args) {
         options.session = SessionMode::None;
     else
         throw UsageError{"--session must be per-thread, shared or none"};
+    const QString isolation = parser.value("isolation");
+    if (isolation.isEmpty() || isolation == "process")
+        options.isolation = Isolation::Process;
+    else if (isolation == "none")
+        options.isolation = Isolation::InProcess;
+    else
+        throw UsageError{"--isolation must be process or none, not '" + isolation.toStdString() +
+                         "'"};
+    if (parser.isSet("tu-timeout"))
+        options.tuTimeout = parseTuTimeout(parser.value("tu-timeout"));
     options.force = parser.isSet("force");
     options.indexMacros = !parser.isSet("no-macros");
 

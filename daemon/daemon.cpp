@@ -79,7 +79,8 @@ bool Daemon::start(std::string* error) {
     };
     indexer_ = std::make_unique<IndexService>(
         *store_,
-        IndexServiceOptions{options_.database, options_.indexThreads, options_.lowIndexPriority},
+        IndexServiceOptions{options_.database, options_.indexThreads, options_.lowIndexPriority,
+                            options_.tuTimeout},
         callbacks);
     context_.reset(new ServerContext{*store_, *indexer_, root_, options_.store.string(),
                                      socketPath_, nullptr});
@@ -130,6 +131,16 @@ void Daemon::runFinished(const IndexRunReport& report) {
         std::fprintf(stderr, "symdexd: run %llu: parsed %zu of %zu TUs in %.2f s%s\n",
                      static_cast<unsigned long long>(report.run), s.tusParsed, s.tusTotal,
                      s.wallSeconds, s.cancelled ? " (cancelled)" : "");
+    // A TU that failed or crashed is logged once, by the run that met it, with the reason.
+    for (const TuFailure& f : s.failures)
+        if (f.status == TuStatus::Failed || f.status == TuStatus::Crashed)
+            std::fprintf(stderr, "symdexd: run %llu: %s %s: %s\n",
+                         static_cast<unsigned long long>(report.run), f.file.c_str(),
+                         std::string(tuStatusName(f.status)).c_str(),
+                         f.firstError.empty() ? "(no reason given)" : f.firstError.c_str());
+    if (!s.isolationNote.empty())
+        std::fprintf(stderr, "symdexd: run %llu: %s\n", static_cast<unsigned long long>(report.run),
+                     s.isolationNote.c_str());
     server_->indexRunFinished(report.error.empty() ? QString("%1 TUs parsed").arg(s.tusParsed)
                                                    : QString::fromStdString(report.error));
     server_->broadcast(makeNotification("symdex/reindexed", runReportJson(report)));

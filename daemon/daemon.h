@@ -39,6 +39,8 @@ struct DaemonOptions {
     /// --index-priority low (the default: the parse threads run under SCHED_IDLE, as clangd's
     /// background index does, so queries never wait for the CPU) or normal.
     bool lowIndexPriority = true;
+    /// --tu-timeout: a parse running longer is stopped, its TU recorded as crashed.
+    std::chrono::milliseconds tuTimeout{std::chrono::minutes(5)};
     /// Query worker threads (--query-threads); 0: max(2, hardware threads).
     unsigned queryThreads = 0;
     /// The socket (--socket); empty: a per-store name in socketDirectory(). Its directory must be

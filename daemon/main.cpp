@@ -70,6 +70,10 @@ int main(int argc, char** argv) {
          "must be private (0700).",
          "PATH"},
         {"debounce", "Milliseconds to wait after the last file change (default 200).", "MS"},
+        {"tu-timeout",
+         "Stop a TU's parse after this many seconds and record it as crashed (default 300; 0: "
+         "no limit).",
+         "SECONDS"},
     });
     parser.process(app);
     if (!parser.positionalArguments().isEmpty()) {
@@ -93,6 +97,18 @@ int main(int argc, char** argv) {
             return 2;
         }
         options.lowIndexPriority = *low;
+    }
+    if (parser.isSet("tu-timeout")) {
+        const QString value = parser.value("tu-timeout");
+        const auto timeout = symdex::parseTuTimeout(value.toStdString());
+        if (!timeout) {
+            std::fprintf(stderr,
+                         "symdexd: --tu-timeout needs whole seconds from 0 (no limit) to 86400, "
+                         "not '%s'\n",
+                         qPrintable(value));
+            return 2;
+        }
+        options.tuTimeout = *timeout;
     }
     options.socketPath = parser.value("socket").toStdString();
     if (parser.isSet("debounce"))

@@ -1,5 +1,6 @@
 #include "indexer/tu_parser.h"
 
+#include "indexer/file_stamps.h"
 #include "store/encoding.h"
 
 #include <algorithm>
@@ -132,6 +133,7 @@ public:
 
     struct FileState {
         std::string path;
+        CXFile file = nullptr;    ///< valid while the parse's translation unit lives
         Extracted* out = nullptr; ///< null when another TU (or the store) has this file
     };
 
@@ -159,6 +161,7 @@ public:
         if (it != byId_.end())
             return it->second;
         FileState& state = states_.emplace_back();
+        state.file = file;
         // libclang's real path has symlinks and ".." resolved; the name as looked up may not
         // (".../x86_64-linux-gnu/12/../../../../include/c++/12/vector" through /lib -> usr/lib).
         state.path = String(clang_File_tryGetRealPathName(file)).str();
@@ -312,6 +315,37 @@ public:
             this);
     }
 
+    /// Hashes every file the parse read, from the buffers libclang parsed (not from the disk, which
+    /// may have changed since): what this TU's up-to-date check compares against next time.
+    void recordContents(CXTranslationUnit tu) {
+        for (const auto& [path, state] : seenPaths_) {
+            size_t size = 0;
+            const char* data = clang_getFileContents(tu, state->file, &size);
+            if (data)
+                seenHashes_[path] = hash64(std::string_view(data, size));
+        }
+    }
+
+    /// A reason for a TU libclang gave up on without an error diagnostic to show for it.
+    void explainFailure(int rc) {
+        if (record_.errorCount > 0 || !record_.firstError.empty())
+            return;
+        switch (rc) {
+        case CXError_Crashed:
+            record_.firstError = "libclang crashed while parsing it";
+            break;
+        case CXError_InvalidArguments:
+            record_.firstError = "libclang refused the arguments";
+            break;
+        case CXError_ASTReadError:
+            record_.firstError = "libclang could not read a precompiled file it needs";
+            break;
+        default:
+            record_.firstError = "libclang could not parse it: its compiler driver made no single "
+                                 "compile job of the command, or clang hit a fatal error";
+        }
+    }
+
     IndexedTu finish(TuStatus status, uint32_t parseMillis) {
         IndexedTu tu;
         tu.mainFile = command_.file;
@@ -326,10 +360,21 @@ public:
         for (std::string& path : includedFiles_)
             if (path != command_.file)
                 tu.includedFiles.push_back(std::move(path));
+        // For a TU that failed or crashed too: it is judged by them next time (no crash loop).
+        for (const std::string& path : tu.includedFiles)
+            tu.includedHashes.push_back(seenHash(path));
         if (status == TuStatus::Ok) {
             for (Extracted& extracted : extracted_) {
                 if (extracted.owner->load(std::memory_order_relaxed) != rank_)
                     continue; // taken over during the parse
+                FileRecord& record = extracted.file.file;
+                const uint64_t seen = seenHash(record.path);
+                if (seen != record.contentHash) {
+                    // Changed between the claim's stamp and the parse: store what was parsed,
+                    // and no mtime, so that the next run hashes the file again.
+                    record.contentHash = seen;
+                    record.mtimeNs = 0;
+                }
                 sortAndMerge(extracted.file);
                 tu.files.push_back(std::move(extracted.file));
             }
@@ -338,6 +383,15 @@ public:
     }
 
 private:
+    /// The hash of `path` as parsed; from the disk when libclang kept no buffer for it (0 if it
+    /// cannot be read: the TU is then out of date next time).
+    uint64_t seenHash(const std::string& path) {
+        if (auto it = seenHashes_.find(path); it != seenHashes_.end())
+            return it->second;
+        std::optional<FileStamp> stamp = stampFile(path);
+        return seenHashes_[path] = stamp ? stamp->contentHash : 0;
+    }
+
     /// Source order, as the store keeps them; one reference per symbol and position (a macro
     /// argument used twice is one use of it where it is spelled), with the roles merged.
     static void sortAndMerge(IndexedFile& file) {
@@ -434,6 +488,7 @@ private:
     std::unordered_map<CXFileUniqueID, FileState*, FileIdHash, FileIdEqual> byId_;
     std::unordered_map<std::string, FileState*> seenPaths_;
     std::vector<std::string> includedFiles_;
+    std::unordered_map<std::string, uint64_t> seenHashes_; ///< path -> hash of the parsed buffer
     TuRecord record_;
 };
 
@@ -506,12 +561,15 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     IndexerCallbacks cb = callbacks();
     CXTranslationUnit tu = nullptr;
     const auto start = std::chrono::steady_clock::now();
-    int rc = clang_indexSourceFileFullArgv(
-        session.action(), &extractor, &cb, sizeof cb, indexOptions, command.file.c_str(),
-        argv.data(), int(argv.size()), nullptr, 0, options.indexMacros ? &tu : nullptr, tuOptions);
+    // The translation unit is always kept until the end: its buffers are what the parse read.
+    int rc = clang_indexSourceFileFullArgv(session.action(), &extractor, &cb, sizeof cb,
+                                           indexOptions, command.file.c_str(), argv.data(),
+                                           int(argv.size()), nullptr, 0, &tu, tuOptions);
     if (rc == CXError_Success && tu) {
+        extractor.recordContents(tu);
         auto lock = extractor.holdExtractionLock();
-        extractor.macros(tu);
+        if (options.indexMacros)
+            extractor.macros(tu);
     }
     if (tu)
         clang_disposeTranslationUnit(tu);
@@ -523,6 +581,8 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
         status = TuStatus::Crashed;
     else if (rc != CXError_Success)
         status = TuStatus::Failed;
+    if (status != TuStatus::Ok)
+        extractor.explainFailure(rc);
     if (status != TuStatus::Ok)
         claimer.release(rank);
     auto lock = extractor.holdExtractionLock();

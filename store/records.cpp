@@ -192,8 +192,10 @@ std::string encodeTuRecord(const TuRecord& tu) {
     w.varint(tu.parseMillis);
     w.string(tu.firstError);
     w.varint(tu.fileIds.size());
-    for (uint32_t id : tu.fileIds)
-        w.varint(id);
+    for (size_t i = 0; i < tu.fileIds.size(); ++i) {
+        w.varint(tu.fileIds[i]);
+        w.fixed64(i < tu.fileHashes.size() ? tu.fileHashes[i] : 0);
+    }
     return out;
 }
 
@@ -213,8 +215,11 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
     if (r.failed() || n > bytes.size())
         return std::nullopt;
     tu.fileIds.reserve(n);
-    for (uint64_t i = 0; i < n; ++i)
+    tu.fileHashes.reserve(n);
+    for (uint64_t i = 0; i < n && !r.failed(); ++i) {
         tu.fileIds.push_back(uint32_t(r.varint()));
+        tu.fileHashes.push_back(r.fixed64());
+    }
     if (r.failed() || !r.atEnd())
         return std::nullopt;
     return tu;

@@ -58,6 +58,7 @@ struct PendingTu {
     uint64_t generation = 0;
     TuRecord record;
     std::vector<std::string> includedFiles;
+    std::vector<uint64_t> includedHashes; ///< parallel to includedFiles
     std::vector<PendingFile> files;
 };
 

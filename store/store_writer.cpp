@@ -105,6 +105,7 @@ PendingTu encodeTu(IndexedTu tu) {
     pending.generation = tu.generation;
     pending.record = std::move(tu.record);
     pending.includedFiles = std::move(tu.includedFiles);
+    pending.includedHashes = std::move(tu.includedHashes);
     pending.files.reserve(tu.files.size());
     for (IndexedFile& file : tu.files)
         pending.files.push_back({encodeFile(file), 0});
@@ -135,6 +136,8 @@ public:
         TuRecord record = tu.record;
         record.fileIds.clear();
         record.fileIds.reserve(tu.includedFiles.size());
+        record.fileHashes = tu.includedHashes;
+        record.fileHashes.resize(tu.includedFiles.size(), 0);
         for (const std::string& path : tu.includedFiles) {
             uint32_t id = fileId(path, /*create=*/false);
             if (!id) {

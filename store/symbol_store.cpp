@@ -344,8 +344,11 @@ const std::filesystem::path& SymbolStore::directory() const {
 void SymbolStore::publish(IndexedTu tu) {
     if (impl_->options.readOnly)
         throw StoreError("the store is open read-only");
-    if (tu.includedFiles.empty() || tu.includedFiles.front() != tu.mainFile)
+    tu.includedHashes.resize(tu.includedFiles.size(), 0);
+    if (tu.includedFiles.empty() || tu.includedFiles.front() != tu.mainFile) {
         tu.includedFiles.insert(tu.includedFiles.begin(), tu.mainFile);
+        tu.includedHashes.insert(tu.includedHashes.begin(), 0);
+    }
     PendingTu pending = encodeTu(std::move(tu)); // no lock held
     {
         std::unique_lock<CountedSharedMutex> global;

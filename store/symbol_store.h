@@ -78,6 +78,9 @@ struct IndexedTu {
     std::string mainFile;                   ///< absolute path of the TU's main file
     TuRecord record;                        ///< fileIds are filled by the store from includedFiles
     std::vector<std::string> includedFiles; ///< every file the parse read, main file first
+    /// Parallel to includedFiles: each file's content hash as the parse read it (0: unknown;
+    /// missing entries count as 0). Becomes TuRecord::fileHashes.
+    std::vector<uint64_t> includedHashes;
     std::vector<IndexedFile> files; ///< the files this TU extracted (main file + claimed headers)
     /// The indexing run this TU belongs to (see IndexedFile::priority); 0: no run, always written.
     uint64_t generation = 0;

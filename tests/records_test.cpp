@@ -80,6 +80,7 @@ TEST_CASE("records round-trip", "[records]") {
     tu.parseMillis = 812;
     tu.firstError = "a.cc:1:2: error: x";
     tu.fileIds = {7, 1, 1000000};
+    tu.fileHashes = {0x0123456789abcdefULL, 0, ~0ULL};
     CHECK(decodeTuRecord(encodeTuRecord(tu)) == tu);
 }
 
