@@ -77,6 +77,7 @@ inline constexpr char kRefTag = 'R';
 
 class SymbolStore::Impl {
 public:
+    ~Impl();
     StoreOptions options;
     lmdb::Env env;
     MDB_dbi meta = 0, files = 0, paths = 0, tus = 0, symbols = 0, refs = 0, usrs = 0, names = 0;

@@ -212,7 +212,7 @@ private:
         auto bytes = txn_.get(s_.files, fileIdKey(id));
         std::optional<FileRecord> record = bytes ? decodeFileRecord(*bytes) : std::nullopt;
         if (!record)
-            throw StoreError("corrupt file record " + std::to_string(id));
+            throw damagedStore(s_.options.directory, "corrupt file record " + std::to_string(id));
         return *record;
     }
 
@@ -244,7 +244,8 @@ private:
                  more && key.substr(0, 4) == prefix; more = cursor.get(MDB_NEXT, key, value)) {
                 std::optional<Symbol> symbol = decodeSymbol(value);
                 if (!symbol)
-                    throw StoreError("corrupt symbol record in file " + std::to_string(id));
+                    throw damagedStore(s_.options.directory,
+                                       "corrupt symbol record in file " + std::to_string(id));
                 uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
                 uint64_t usrHash = symbol->usrHash();
                 txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
@@ -259,7 +260,8 @@ private:
              more = cursor.get(MDB_NEXT, key, value)) {
             std::optional<Reference> ref = decodeReference(value);
             if (!ref)
-                throw StoreError("corrupt reference record in file " + std::to_string(id));
+                throw damagedStore(s_.options.directory,
+                                   "corrupt reference record in file " + std::to_string(id));
             uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
             txn_.del(s_.usrs, usrKey(ref->usrHash), usrValue(id, kRefTag, seq));
             cursor.del();
