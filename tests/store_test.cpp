@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -324,7 +325,77 @@ TEST_CASE("a store of another format version is refused with the rebuild command
     }
     CHECK_THROWS_WITH(openStore(dir), Catch::Contains("has format version " +
                                                       std::to_string(kStoreFormatVersion + 1)) &&
-                                          Catch::Contains("rm -rf"));
+                                          Catch::Contains("symdex index --rebuild"));
+    try {
+        openStore(dir);
+    } catch (const StoreError& e) {
+        CHECK(e.kind() == StoreError::Kind::WrongVersion);
+    }
+}
+
+TEST_CASE("a truncated or scribbled store is refused as damaged, a healthy one opens",
+          "[store][damage]") {
+    TempDir dir;
+    {
+        auto store = openStore(dir);
+        for (int f = 0; f < 20; ++f) {
+            std::vector<Symbol> symbols;
+            for (uint32_t s = 0; s < 100; ++s)
+                symbols.push_back(makeSymbol("f" + std::to_string(f) + "_" + std::to_string(s),
+                                             SymbolKind::Function, s + 1, true));
+            const std::string path = "/p/f" + std::to_string(f) + ".cc";
+            store->publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
+        }
+        store->flush();
+    }
+    const std::filesystem::path data = dir.path() / "store" / "data.mdb";
+    const std::string healthy = test::readFile(data);
+    auto expectDamaged = [&](const std::string& detail) {
+        try {
+            openStore(dir);
+            FAIL("a damaged store was opened");
+        } catch (const StoreError& e) {
+            CHECK(e.kind() == StoreError::Kind::Damaged);
+            CHECK_THAT(e.what(), Catch::Contains("is damaged") && Catch::Contains(detail) &&
+                                     Catch::Contains("symdex index --rebuild --store"));
+        }
+    };
+    SECTION("truncated to half") {
+        std::filesystem::resize_file(data, healthy.size() / 2);
+        expectDamaged("truncated");
+    }
+    SECTION("empty") {
+        std::filesystem::resize_file(data, 0);
+        expectDamaged("data.mdb is empty");
+    }
+    SECTION("the headers of the leaf pages overwritten") {
+        // Leaf pages carry their own number and flag 0x02 (mdb.c, MDB_page); which of them the
+        // newest snapshot reaches depends on the layout, so all are overwritten.
+        std::string damaged = healthy;
+        const size_t pageSize = 4096;
+        size_t overwritten = 0;
+        for (size_t page = 2; (page + 1) * pageSize <= damaged.size(); ++page) {
+            char* header = damaged.data() + page * pageSize;
+            uint64_t pgno;
+            std::memcpy(&pgno, header, 8);
+            if (pgno != page || header[10] != 0x02)
+                continue;
+            std::memset(header + 12, 0xA5, 4); // lower and upper bounds
+            ++overwritten;
+        }
+        REQUIRE(overwritten > 10);
+        test::writeFile(data, damaged);
+        expectDamaged("bounds");
+    }
+    SECTION("a meta page without its magic number") {
+        std::string damaged = healthy;
+        damaged[16] = 0;
+        test::writeFile(data, damaged);
+        expectDamaged("magic");
+    }
+    SECTION("untouched") {
+        CHECK(openStore(dir)->stats().symbols == 20 * 100);
+    }
 }
 
 TEST_CASE("opening a missing store for queries says how to create it", "[store]") {
