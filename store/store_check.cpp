@@ -77,6 +77,26 @@ bool memLess(std::string_view a, std::string_view b) {
     return a < b; // LMDB's default comparison: memcmp, then the shorter first
 }
 
+/// Where the walk is, turned into words only when a check fails (the walk reads every page of
+/// the store, so it builds no string on the way).
+struct Where {
+    const std::string* tree = nullptr; ///< the tree's name, at the top of a chain
+    const Where* outer = nullptr;      ///< the node whose duplicates are walked, if any
+    uint64_t page = 0;                 ///< 0: the tree itself
+    long node = -1;                    ///< -1: the page itself
+
+    Where at(uint64_t pgno) const { return {tree, outer, pgno, -1}; }
+    Where atNode(size_t i) const { return {tree, outer, page, long(i)}; }
+    std::string describe() const {
+        std::string s = outer ? outer->describe() + " (duplicates)" : *tree;
+        if (page)
+            s += ", page " + std::to_string(page);
+        if (node >= 0)
+            s += ", node " + std::to_string(node);
+        return s;
+    }
+};
+
 /// Walks the trees of one snapshot in the map. Every read is bounds-checked against the pages
 /// the file holds, so a damaged page is reported, never followed out of the file.
 class TreeWalker {
@@ -89,29 +109,29 @@ public:
             return {};
         if (db.depth == 0 || db.depth > kMaxDepth)
             return name + ": impossible tree depth " + std::to_string(db.depth);
-        name_ = name;
-        return page(db.root, db.depth, db);
+        Where top;
+        top.tree = &name;
+        return page(db.root, db.depth, db, top);
     }
 
 private:
     const unsigned char* pageAt(uint64_t pgno) const { return map_ + pgno * pageSize_; }
 
-    std::string where(uint64_t pgno) const { return name_ + ", page " + std::to_string(pgno); }
-
-    std::string page(uint64_t pgno, uint32_t depth, const Db& db) {
+    std::string page(uint64_t pgno, uint32_t depth, const Db& db, const Where& parent) {
         if (pgno < 2 || pgno > lastPage_)
-            return name_ + ": page number " + std::to_string(pgno) + " out of range 2.." +
-                   std::to_string(lastPage_);
+            return parent.describe() + ": page number " + std::to_string(pgno) +
+                   " out of range 2.." + std::to_string(lastPage_);
+        const Where here = parent.at(pgno);
         const unsigned char* p = pageAt(pgno);
         if (load<uint64_t>(p) != pgno)
-            return where(pgno) + ": header names page " + std::to_string(load<uint64_t>(p));
+            return here.describe() + ": header names page " + std::to_string(load<uint64_t>(p));
         const uint16_t flags = load<uint16_t>(p + 10);
         const bool leaf = depth == 1;
         const uint16_t expected = leaf ? kLeaf : kBranch;
         if ((flags & (kBranch | kLeaf | kOverflow | kMeta)) != expected)
-            return where(pgno) + ": flags " + std::to_string(flags) + " where a " +
+            return here.describe() + ": flags " + std::to_string(flags) + " where a " +
                    (leaf ? "leaf" : "branch") + " page belongs";
-        std::string problem = nodes(p, pageSize_, flags, where(pgno), db);
+        std::string problem = nodes(p, pageSize_, flags, here, db);
         if (!problem.empty() || leaf)
             return problem;
         const size_t count = (load<uint16_t>(p + 12) - kPageHeader) / 2;
@@ -120,7 +140,7 @@ private:
             const uint64_t child = uint64_t(load<uint16_t>(node)) |
                                    uint64_t(load<uint16_t>(node + 2)) << 16 |
                                    uint64_t(load<uint16_t>(node + 4)) << 32;
-            problem = page(child, depth - 1, db);
+            problem = page(child, depth - 1, db, here);
             if (!problem.empty())
                 return problem;
         }
@@ -128,12 +148,13 @@ private:
     }
 
     /// Checks the nodes of a branch or leaf page (or a duplicate sub-page) of `size` bytes.
-    std::string nodes(const unsigned char* p, size_t size, uint16_t flags, const std::string& at,
+    std::string nodes(const unsigned char* p, size_t size, uint16_t flags, const Where& here,
                       const Db& db) {
         const uint16_t lower = load<uint16_t>(p + 12), upper = load<uint16_t>(p + 14);
         if (lower < kPageHeader || (lower - kPageHeader) % 2 || upper > size || lower > upper)
-            return at + ": bounds " + std::to_string(lower) + ".." + std::to_string(upper) +
-                   " do not fit a page of " + std::to_string(size) + " bytes";
+            return here.describe() + ": bounds " + std::to_string(lower) + ".." +
+                   std::to_string(upper) + " do not fit a page of " + std::to_string(size) +
+                   " bytes";
         const size_t count = (lower - kPageHeader) / 2;
         // Keys of the main database and of our named databases sort by memcmp; integer keys
         // (the free-page list) and the duplicate values of DUPSORT trees are not compared here.
@@ -141,7 +162,7 @@ private:
         if (flags & kLeaf2) {
             const size_t keySize = load<uint16_t>(p + 8);
             if (keySize == 0 || kPageHeader + count * keySize > size)
-                return at + ": " + std::to_string(count) + " fixed-size keys of " +
+                return here.describe() + ": " + std::to_string(count) + " fixed-size keys of " +
                        std::to_string(keySize) + " bytes do not fit";
             return {};
         }
@@ -149,22 +170,22 @@ private:
         for (size_t i = 0; i < count; ++i) {
             const size_t offset = load<uint16_t>(p + kPageHeader + 2 * i);
             if (offset < upper || offset + kNodeHeader > size)
-                return at + ": node " + std::to_string(i) + " at offset " + std::to_string(offset) +
+                return here.atNode(i).describe() + ": offset " + std::to_string(offset) +
                        " lies outside the node area";
             const unsigned char* node = p + offset;
             const size_t keySize = load<uint16_t>(node + 6);
             const size_t end = offset + kNodeHeader + keySize;
             if (end > size)
-                return at + ": key of node " + std::to_string(i) + " runs past the page";
+                return here.atNode(i).describe() + ": the key runs past the page";
             const std::string_view key(reinterpret_cast<const char*>(node + kNodeHeader), keySize);
             const bool branch = flags & kBranch;
             if (ordered && !(flags & kSubPage) && (i > 1 || (i == 1 && !branch)) &&
                 !memLess(previous, key))
-                return at + ": keys out of order at node " + std::to_string(i);
+                return here.atNode(i).describe() + ": keys out of order";
             previous = key;
             if (branch)
                 continue;
-            std::string problem = leafData(node, end, size, at, i, db);
+            std::string problem = leafData(node, end, size, here.atNode(i), db);
             if (!problem.empty())
                 return problem;
         }
@@ -172,75 +193,77 @@ private:
     }
 
     std::string leafData(const unsigned char* node, size_t dataOffset, size_t pageSize,
-                         const std::string& at, size_t i, const Db& db) {
+                         const Where& here, const Db& db) {
         const uint16_t nodeFlags = load<uint16_t>(node + 4);
         const size_t dataSize = size_t(load<uint16_t>(node)) | size_t(load<uint16_t>(node + 2))
                                                                    << 16;
         const unsigned char* data = node + kNodeHeader + load<uint16_t>(node + 6);
-        const std::string nodeAt = at + ", node " + std::to_string(i);
         if (nodeFlags & ~(kBigData | kSubData | kDupData))
-            return nodeAt + ": unknown node flags " + std::to_string(nodeFlags);
+            return here.describe() + ": unknown node flags " + std::to_string(nodeFlags);
         if (nodeFlags & kBigData) {
             if (dataOffset + 8 > pageSize)
-                return nodeAt + ": overflow page number runs past the page";
-            return overflow(load<uint64_t>(data), dataSize, nodeAt);
+                return here.describe() + ": overflow page number runs past the page";
+            return overflow(load<uint64_t>(data), dataSize, here);
         }
         if (dataOffset + dataSize > pageSize)
-            return nodeAt + ": " + std::to_string(dataSize) + " bytes of data run past the page";
+            return here.describe() + ": " + std::to_string(dataSize) +
+                   " bytes of data run past the page";
         if (nodeFlags & kSubData) {
             if (dataSize != kDbSize)
-                return nodeAt + ": a sub-database record of " + std::to_string(dataSize) + " bytes";
+                return here.describe() + ": a sub-database record of " + std::to_string(dataSize) +
+                       " bytes";
             const Db sub = loadDb(data);
             if (nodeFlags & kDupData)
-                return subTree(sub, nodeAt, db);
+                return subTree(sub, here, db);
             // A named database in the main one: walk it as a tree of its own.
             const std::string_view name(reinterpret_cast<const char*>(node + kNodeHeader),
                                         load<uint16_t>(node + 6));
-            TreeWalker named(map_, pageSize_, lastPage_);
-            return named.walk(sub, "database '" + std::string(name) + "'");
+            return walk(sub, "database '" + std::string(name) + "'");
         }
         if (nodeFlags & kDupData) {
             // A sub-page of duplicates, inline in the node.
             if (dataSize < kPageHeader)
-                return nodeAt + ": duplicate sub-page of " + std::to_string(dataSize) + " bytes";
+                return here.describe() + ": duplicate sub-page of " + std::to_string(dataSize) +
+                       " bytes";
             const uint16_t subFlags = load<uint16_t>(data + 10);
             if (!(subFlags & kLeaf) || !(subFlags & kSubPage))
-                return nodeAt + ": duplicate sub-page with flags " + std::to_string(subFlags);
-            return nodes(data, dataSize, subFlags, nodeAt + " (duplicates)", db);
+                return here.describe() + ": duplicate sub-page with flags " +
+                       std::to_string(subFlags);
+            Where inside;
+            inside.outer = &here;
+            return nodes(data, dataSize, subFlags, inside, db);
         }
         return {};
     }
 
-    std::string subTree(const Db& sub, const std::string& at, const Db& parent) {
+    std::string subTree(const Db& sub, const Where& here, const Db& parent) {
         if (sub.root == ~uint64_t(0) || sub.depth == 0 || sub.depth > kMaxDepth)
-            return at + ": duplicate tree with depth " + std::to_string(sub.depth);
-        const std::string saved = name_;
-        name_ = at + " (duplicates)";
+            return here.describe() + ": duplicate tree with depth " + std::to_string(sub.depth);
         Db unordered = parent;
         unordered.flags |= 0x08; // duplicate values are not compared by key order here
-        std::string problem = page(sub.root, sub.depth, unordered);
-        name_ = saved;
-        return problem;
+        Where inside;
+        inside.outer = &here;
+        return page(sub.root, sub.depth, unordered, inside);
     }
 
-    std::string overflow(uint64_t pgno, size_t dataSize, const std::string& at) {
+    std::string overflow(uint64_t pgno, size_t dataSize, const Where& here) {
         if (pgno < 2 || pgno > lastPage_)
-            return at + ": overflow page " + std::to_string(pgno) + " out of range";
+            return here.describe() + ": overflow page " + std::to_string(pgno) + " out of range";
         const unsigned char* p = pageAt(pgno);
         if (load<uint64_t>(p) != pgno || !(load<uint16_t>(p + 10) & kOverflow))
-            return at + ": page " + std::to_string(pgno) + " is not an overflow page";
+            return here.describe() + ": page " + std::to_string(pgno) + " is not an overflow page";
         const uint64_t pages = load<uint32_t>(p + 12);
         if (pages == 0 || pgno + pages - 1 > lastPage_ ||
             pages * pageSize_ < dataSize + kPageHeader)
-            return at + ": overflow run of " + std::to_string(pages) + " pages at page " +
-                   std::to_string(pgno) + " does not hold " + std::to_string(dataSize) + " bytes";
+            return here.describe() + ": overflow run of " + std::to_string(pages) +
+                   " pages at page " + std::to_string(pgno) + " does not hold " +
+                   std::to_string(dataSize) + " bytes";
         return {};
     }
 
     const unsigned char* map_;
     uint32_t pageSize_;
     uint64_t lastPage_;
-    std::string name_;
 };
 
 } // namespace

@@ -24,7 +24,8 @@ namespace symdex {
 std::string checkDataFileHeader(const std::filesystem::path& dataFile);
 
 /// The first damage found in the trees that `txn` (a read transaction of `env`) sees, or "".
-/// Reads every reachable page once: about a millisecond per 10 MB of store on a warm page cache.
+/// Reads every reachable page once: O(store size), about 1 ms per MB on a warm page cache
+/// (measured: 0.45 s for a 456 MB store, 1.1 ms for 1.5 MB).
 std::string checkSnapshotTrees(const lmdb::Env& env, const lmdb::Txn& txn);
 
 } // namespace symdex
