@@ -217,3 +217,89 @@ TEST_CASE("index --rebuild on a healthy store starts from an empty store", "[e2e
     CHECK(runSymdex(tree.dir, {"def", "geo::Circle::area", "--store", tree.store.string()})
               .exitedWith(0));
 }
+
+namespace {
+
+/// Runs `args` as the user nobody when this process is root (root ignores file modes), so that a
+/// store of mode 0555/0444 owned by root cannot be written. Empty when that is impossible.
+std::vector<std::string> asUnprivileged(std::vector<std::string> args) {
+    if (geteuid() != 0)
+        return args;
+    if (!std::filesystem::exists("/usr/bin/setpriv"))
+        return {};
+    args.insert(args.begin(),
+                {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"});
+    return args;
+}
+
+Run runCommand(const TempDir& dir, const std::vector<std::string>& argv) {
+    bench::ChildProcess::Options options;
+    options.workingDirectory = dir.path();
+    options.stderrPath = dir.path() / "stderr.txt";
+    std::filesystem::remove(options.stderrPath);
+    Run run;
+    run.status = bench::runToCompletion(argv, options, &run.out).status;
+    run.err = test::readFile(options.stderrPath);
+    return run;
+}
+
+/// Every query works on the store at `store`, and `symdex index` says it needs write access.
+void expectQueriesOnly(const TempDir& dir, const std::filesystem::path& store, bool unprivileged) {
+    std::vector<std::vector<std::string>> commands = kQueries;
+    for (std::vector<std::string> command : commands) {
+        command.insert(command.begin(), SYMDEX_BINARY);
+        command.push_back("--store");
+        command.push_back(store.string());
+        const Run run = runCommand(dir, unprivileged ? asUnprivileged(command) : command);
+        INFO("symdex " << command[1] << ": status " << run.status << ", stderr: " << run.err);
+        CHECK(run.exitedWith(0));
+        CHECK_FALSE(run.out.empty());
+    }
+    std::vector<std::string> index = {SYMDEX_BINARY, "index",   "-q",          "-p",
+                                      ".",           "--store", store.string()};
+    const Run run = runCommand(dir, unprivileged ? asUnprivileged(index) : index);
+    INFO("symdex index: status " << run.status << ", stderr: " << run.err);
+    CHECK(run.exitedWith(2));
+    CHECK_THAT(run.err, Catch::Contains("the store '" + store.string() + "' is not writable") &&
+                            Catch::Contains("indexing needs write access"));
+}
+
+} // namespace
+
+// Two ways to take write access away, since the tests may run as root (which ignores modes):
+// a store of mode 0555/0444 queried as the user nobody (setpriv), and a store on a tmpfs
+// remounted read-only (EROFS, which stops root too). Each is skipped with a warning where the
+// system does not allow it.
+TEST_CASE("a store without write access can be queried, and index says it needs write access",
+          "[readonly][e2e]") {
+    Tree tree;
+    SECTION("mode 0555/0444, queried by another user") {
+        if (asUnprivileged({"x"}).empty()) {
+            WARN("skipped: running as root without /usr/bin/setpriv");
+            return;
+        }
+        std::filesystem::permissions(tree.dir.path(), std::filesystem::perms(0755));
+        for (const auto& entry : std::filesystem::directory_iterator(tree.store))
+            std::filesystem::permissions(entry.path(), std::filesystem::perms(0444));
+        std::filesystem::permissions(tree.store, std::filesystem::perms(0555));
+        expectQueriesOnly(tree.dir, tree.store, /*unprivileged=*/true);
+        std::filesystem::permissions(tree.store, std::filesystem::perms(0755));
+    }
+    SECTION("on a read-only mount") {
+        const std::filesystem::path mountPoint = tree.dir.path() / "ro";
+        std::filesystem::create_directory(mountPoint);
+        const std::string mount = "mount -t tmpfs -o size=64m tmpfs '" + mountPoint.string() + "'";
+        if (std::system((mount + " 2>/dev/null").c_str()) != 0) {
+            WARN("skipped: cannot mount a tmpfs here (" << mount << ")");
+            return;
+        }
+        std::filesystem::copy(tree.store, mountPoint / "store");
+        const bool remounted =
+            std::system(("mount -o remount,ro '" + mountPoint.string() + "'").c_str()) == 0;
+        if (remounted)
+            expectQueriesOnly(tree.dir, mountPoint / "store", /*unprivileged=*/false);
+        else
+            WARN("skipped: cannot remount the tmpfs read-only");
+        CHECK(std::system(("umount '" + mountPoint.string() + "'").c_str()) == 0);
+    }
+}
