@@ -113,7 +113,7 @@ public:
     size_t queuedFiles = 0;               // Requires queueMu
     uint64_t opsPushed = 0;               // Requires queueMu
     uint64_t opsCommitted = 0;            // Requires queueMu
-    std::exception_ptr writeError;        // Requires queueMu
+    std::exception_ptr writeError;        // Requires queueMu; the first since the last flush
     size_t flushWaiters = 0;              // Requires queueMu
     bool stopping = false;                // Requires queueMu
     CommitStats commitStats;              // Requires queueMu

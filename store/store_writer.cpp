@@ -343,8 +343,10 @@ void SymbolStore::Impl::flush() {
     queueChanged.notify_all();
     queueChanged.wait(lock, [&] { return opsCommitted >= target || writeError; });
     --flushWaiters;
-    if (writeError)
-        std::rethrow_exception(writeError);
+    // Reported once: the failed batch is gone (its TUs stay out of date in the store), and the
+    // next commit starts afresh, so that a disk that was full and has room again works again.
+    if (std::exception_ptr error = std::exchange(writeError, nullptr))
+        std::rethrow_exception(error);
     lock.unlock();
     env.sync(true);
 }
@@ -387,6 +389,12 @@ void SymbolStore::Impl::writerLoop() {
             }
         } catch (...) {
             error = std::current_exception();
+            // Nothing of the batch was written: its files leave the overlay rather than stay
+            // visible as if stored.
+            for (const WriteOp& op : batch)
+                if (const auto* tu = std::get_if<PendingTu>(&op))
+                    for (const PendingFile& file : tu->files)
+                        overlay.failed(file.file->record.path, file.version);
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 

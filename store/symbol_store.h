@@ -154,7 +154,9 @@ public:
     /// Queues removals and stamp updates. Thread-safe.
     void apply(StoreEdit edit);
     /// Waits until everything queued so far is committed and synced to disk, and ends the current
-    /// generation (IndexedFile::priority). Throws the first commit error, if any.
+    /// generation (IndexedFile::priority). Throws the first commit error since the previous
+    /// flush, once: the batch that failed was dropped whole (its files left the overlay, its TUs
+    /// stay out of date in the store and are parsed again next run), and later commits go on.
     void flush();
     CommitStats commitStats() const;
     /// Files published and not yet committed.
