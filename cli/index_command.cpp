@@ -3,10 +3,12 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "indexer/indexer.h"
+#include "store/lmdb.h"
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -178,6 +180,43 @@ void printLockStats(const IndexSummary& s, LockMode mode) {
                 withThousands(s.commits.mapGrowths).c_str());
 }
 
+/// "DIR.broken-20261123-114501" (with "-2", "-3"... if taken).
+std::filesystem::path asideName(const std::filesystem::path& dir) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+    const std::string base = dir.string() + ".broken-" + stamp;
+    std::filesystem::path aside = base;
+    for (int n = 2; std::filesystem::exists(aside); ++n)
+        aside = base + "-" + std::to_string(n);
+    return aside;
+}
+
+/// --rebuild: an empty store in `options.directory`. A store that cannot be opened because of
+/// what it holds is kept for inspection under another name; a healthy one is emptied.
+std::unique_ptr<SymbolStore> openRebuilt(StoreOptions options) {
+    try {
+        SymbolStore::open(options).reset(); // healthy: emptied below, under the writer lock
+    } catch (const StoreError& e) {
+        if (e.kind() != StoreError::Kind::Damaged && e.kind() != StoreError::Kind::WrongVersion)
+            throw;
+        const std::filesystem::path aside = asideName(options.directory);
+        std::error_code ec;
+        std::filesystem::rename(options.directory, aside, ec);
+        if (ec)
+            throw StoreError("cannot move the store '" + options.directory.string() + "' to '" +
+                             aside.string() + "': " + ec.message());
+        std::fprintf(stderr,
+                     "symdex index: %s\n"
+                     "symdex index: moved it to '%s'; indexing from scratch\n",
+                     e.what(), aside.c_str());
+    }
+    options.startEmpty = true;
+    return SymbolStore::open(options);
+}
+
 } // namespace
 
 int runIndex(const QStringList& args) {
@@ -186,6 +225,9 @@ int runIndex(const QStringList& args) {
     parser.addOption(
         QCommandLineOption("threads", "Parsing threads (default: all hardware threads).", "N"));
     parser.addOption(QCommandLineOption("force", "Re-parse every TU, even those up to date."));
+    parser.addOption(QCommandLineOption(
+        "rebuild", "Index from scratch into an empty store. A store that cannot be opened "
+                   "(damaged, or another format version) is first moved aside."));
     parser.addOption(
         QCommandLineOption("session",
                            "libclang body-skipping session: per-thread (default), none, or shared "
@@ -264,7 +306,8 @@ int runIndex(const QStringList& args) {
                              parser.value("batch").toStdString() + "'"};
         storeOptions.batchMaxFiles = size_t(batch);
     }
-    std::unique_ptr<SymbolStore> store = SymbolStore::open(storeOptions);
+    std::unique_ptr<SymbolStore> store =
+        parser.isSet("rebuild") ? openRebuilt(storeOptions) : SymbolStore::open(storeOptions);
     Indexer indexer(*store, options);
     IndexSummary summary;
     {
