@@ -144,3 +144,60 @@ TEST_CASE("missing sources and repeated entries are reported and skipped", "[com
           std::string::npos);
     CHECK(db->warnings[1].find("entry 3: '" + root + "/a.cc' appears again") != std::string::npos);
 }
+
+TEST_CASE("warnings far into a big database name the exact line and column of their entry",
+          "[compile_db]") {
+    TempDir dir;
+    writeFile(dir.path() / "a.cc", "int a;\n");
+    const std::string root = std::filesystem::canonical(dir.path()).string();
+    // Entries laid out in every way a generator might: several on a line, one per line, split over
+    // lines, CRLF line ends, indentation, and strings holding brackets, commas, escaped quotes and
+    // escaped newlines, which must not be mistaken for structure.
+    std::string json = "[";
+    std::vector<std::string> expected;
+    int line = 1;
+    size_t lineStart = 0;
+    auto newline = [&](bool crlf) {
+        json += crlf ? "\r\n" : "\n";
+        ++line;
+        lineStart = json.size();
+    };
+    const int entries = 3000;
+    for (int i = 0; i < entries; ++i) {
+        if (i > 0)
+            json += ",";
+        if (i % 3 != 2)
+            newline(i % 4 == 1);
+        json += std::string(size_t(i % 5), ' ');
+        const std::string at = "/db/compile_commands.json:" + std::to_string(line) + ":" +
+                               std::to_string(json.size() - lineStart + 1) + ": entry " +
+                               std::to_string(i + 1) + ": ";
+        const std::string file = i == 0 || i % 2 == 0 ? "a.cc" : "gone" + std::to_string(i) + ".cc";
+        json += "{\"directory\": \"" + root + "\",";
+        if (i % 3 == 0)
+            newline(false);
+        json += R"( "command": "cc -DX=\"{[,]}\\n\" -c )" + file + "\",";
+        if (i % 3 == 0)
+            newline(i % 2 == 0);
+        json += " \"file\": \"" + file + "\"}";
+        if (i == 0)
+            continue;
+        expected.push_back(file == "a.cc"
+                               ? at + "'" + root + "/a.cc' appears again; the first entry is used"
+                               : at + "source file '" + root + "/" + file +
+                                     "' does not exist; skipped");
+    }
+    newline(false);
+    json += "]\n";
+    REQUIRE(line > 3000);
+
+    std::string error;
+    auto db = parse(json, &error);
+    REQUIRE(db);
+    REQUIRE(db->commands.size() == 1);
+    REQUIRE(db->warnings.size() == expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+        INFO("warning " << i);
+        CHECK(db->warnings[i] == expected[i]);
+    }
+}
