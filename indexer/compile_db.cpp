@@ -20,21 +20,32 @@ namespace {
 
 struct TextPosition {
     int line = 1;
-    int column = 1;
+    int column = 1; ///< in bytes, like the compilers' messages
 };
 
-TextPosition positionOf(std::string_view text, size_t offset) {
-    TextPosition pos;
-    for (size_t i = 0; i < offset && i < text.size(); ++i) {
-        if (text[i] == '\n') {
-            ++pos.line;
-            pos.column = 1;
-        } else {
-            ++pos.column;
-        }
+/// Line and column of byte offsets in one text. The line starts are found once, so a database
+/// with hundreds of thousands of warning entries costs a binary search per warning, not a rescan
+/// of the text from its start.
+class LineIndex {
+public:
+    explicit LineIndex(std::string_view text) : size_(text.size()) {
+        lineStarts_.push_back(0);
+        for (size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1))
+            lineStarts_.push_back(i + 1);
     }
-    return pos;
-}
+
+    TextPosition positionOf(size_t offset) const {
+        offset = std::min(offset, size_);
+        // The last line start at or before the offset.
+        auto next = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
+        const size_t line = size_t(next - lineStarts_.begin());
+        return {int(line), int(offset - lineStarts_[line - 1]) + 1};
+    }
+
+private:
+    size_t size_;
+    std::vector<size_t> lineStarts_;
+};
 
 /// Byte offsets of the elements of a top-level JSON array, so errors can name an entry's line.
 /// Only called on text that already parsed as JSON.
@@ -266,7 +277,7 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
     QJsonDocument doc =
         QJsonDocument::fromJson(QByteArray(json.data(), qsizetype(json.size())), &parseError);
     if (parseError.error != QJsonParseError::NoError) {
-        TextPosition pos = positionOf(json, size_t(parseError.offset));
+        TextPosition pos = LineIndex(json).positionOf(size_t(parseError.offset));
         *error = jsonPath + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
                  ": invalid JSON: " + parseError.errorString().toStdString();
         return std::nullopt;
@@ -276,6 +287,7 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
         return std::nullopt;
     }
     const std::vector<size_t> offsets = topLevelElementOffsets(json);
+    const LineIndex lines(json);
     const std::string jsonDir =
         std::filesystem::path(absolutePath(jsonPath, std::filesystem::current_path().string()))
             .parent_path()
@@ -288,7 +300,7 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
         auto where = [&] {
             std::string at = jsonPath;
             if (size_t(index) < offsets.size()) {
-                TextPosition pos = positionOf(json, offsets[size_t(index)]);
+                TextPosition pos = lines.positionOf(offsets[size_t(index)]);
                 at += ':';
                 at += std::to_string(pos.line);
                 at += ':';
