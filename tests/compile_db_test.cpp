@@ -201,3 +201,68 @@ TEST_CASE("warnings far into a big database name the exact line and column of th
         CHECK(db->warnings[i] == expected[i]);
     }
 }
+
+TEST_CASE("a source reached through symlinks is one file under its physical path", "[compile_db]") {
+    TempDir dir;
+    const std::filesystem::path root = std::filesystem::canonical(dir.path());
+    std::filesystem::create_directories(root / "real/sub");
+    writeFile(root / "real/sub/a.cc", "int a;\n");
+    std::filesystem::create_directory_symlink(root / "real", root / "dirlink");
+    std::filesystem::create_symlink(root / "real/sub/a.cc", root / "filelink.cc");
+    std::filesystem::create_directory(root / "real/notafile.cc");
+    const std::string r = root.string();
+    std::string error;
+    // "dirlink/sub/../sub": lexically normalised first, then resolved; ".." over a symlink is
+    // normalised away before realpath sees it.
+    auto db = parse(R"([
+      {"directory": ")" +
+                        r + R"(", "file": "dirlink/sub/a.cc", "command": "cc a.cc"},
+      {"directory": ")" +
+                        r + R"(/dirlink", "file": "sub/../sub/a.cc", "command": "cc a.cc"},
+      {"directory": ")" +
+                        r + R"(", "file": "filelink.cc", "command": "cc a.cc"},
+      {"directory": ")" +
+                        r + R"(", "file": "real/notafile.cc", "command": "cc a.cc"},
+      {"directory": ")" +
+                        r + R"(", "file": "dirlink/gone.cc", "command": "cc a.cc"}
+    ])",
+                    &error);
+    REQUIRE(db);
+    REQUIRE(db->commands.size() == 1);
+    CHECK(db->commands[0].file == r + "/real/sub/a.cc");
+    REQUIRE(db->warnings.size() == 4);
+    CHECK(db->warnings[0].find("entry 2: '" + r + "/real/sub/a.cc' appears again") !=
+          std::string::npos);
+    CHECK(db->warnings[1].find("entry 3: '" + r + "/real/sub/a.cc' appears again") !=
+          std::string::npos);
+    CHECK(db->warnings[2].find("entry 4: source file '" + r +
+                               "/real/notafile.cc' does not exist") != std::string::npos);
+    // A missing file keeps the spelling it was given (made absolute).
+    CHECK(db->warnings[3].find("entry 5: source file '" + r + "/dirlink/gone.cc' does not exist") !=
+          std::string::npos);
+}
+
+TEST_CASE("absolute paths are lexically normal whatever their spelling", "[compile_db]") {
+    // The reference: std::filesystem's normalisation, without a trailing '/'.
+    auto reference = [](const std::string& path, const std::string& base) {
+        std::filesystem::path p(path);
+        if (p.is_relative())
+            p = std::filesystem::path(base) / p;
+        std::string normal = p.lexically_normal().string();
+        if (normal.size() > 1 && normal.back() == '/')
+            normal.pop_back();
+        return normal;
+    };
+    const std::vector<std::string> spellings = {
+        "",       "/",     "//",           "a",     "a/b",     "/a/b",  "a/",
+        "/a/b/",  "./a",   "a/.",          "a/./b", "a//b",    "../a",  "a/..",
+        "/..",    "/../a", "a/b/../../..", "...",   "a/.../b", ".a/b.", "//a//b//",
+        "/a/b/.", "a/..b", "a/.b/c",       "./",    ".",       ".."};
+    const std::vector<std::string> bases = {
+        "/", "/work/build", "/work/build/", "/w/./x", "/w/../x", "relative/dir", ""};
+    for (const std::string& base : bases)
+        for (const std::string& path : spellings) {
+            INFO("path '" << path << "' base '" << base << "'");
+            CHECK(absolutePath(path, base) == reference(path, base));
+        }
+}
