@@ -5,12 +5,14 @@
 # input is left in build-fuzz/crashes/<target>/ (keep it as a seed once fixed). Prints per target
 # the executions run and the crashes found; exits non-zero if any target crashed.
 #
-#   scripts/fuzz.sh [SECONDS]        FUZZ_BUILD_DIR overrides build-fuzz/
+#   scripts/fuzz.sh [SECONDS [TARGET...]]     targets: protocol records compile_db (default: all)
+#   FUZZ_BUILD_DIR overrides build-fuzz/
 set -euo pipefail
 seconds=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 targets=(protocol records compile_db)
+[ $# -gt 1 ] && targets=("${@:2}")
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
