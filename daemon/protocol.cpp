@@ -51,12 +51,6 @@ bool FrameReader::parseHeader(qsizetype headerEnd, std::string* error) {
 }
 
 bool FrameReader::checkPartialHeader(std::string* error) const {
-    // Fail fast on a stream that is not framed at all (raw JSON, a stray line) instead of waiting
-    // for a blank line that may never come.
-    if (buffer_.startsWith('{') || buffer_.startsWith('[')) {
-        *error = "message without a Content-Length header";
-        return false;
-    }
     const qsizetype lastNewline = buffer_.lastIndexOf('\n');
     for (const QByteArray& line : buffer_.left(lastNewline + 1).split('\n')) {
         const QByteArray field = line.trimmed();
@@ -70,11 +64,20 @@ bool FrameReader::checkPartialHeader(std::string* error) const {
 
 FrameReader::Status FrameReader::next(QByteArray* body, std::string* error) {
     if (headerLength_ < 0) {
+        // Fail fast on a stream that is not framed at all (raw JSON) instead of waiting for a
+        // blank line that may never come; checked whether or not that line has arrived, so that
+        // a stream is judged the same however the socket splits it.
+        if (buffer_.startsWith('{') || buffer_.startsWith('[')) {
+            *error = "message without a Content-Length header";
+            return Status::Error;
+        }
         const qsizetype end = buffer_.indexOf("\r\n\r\n");
-        if (end < 0) {
-            if (!checkPartialHeader(error))
+        if (end < 0 || size_t(end) + 4 > kMaxHeaderBytes) {
+            if (end < 0 && !checkPartialHeader(error))
                 return Status::Error;
-            if (size_t(buffer_.size()) > kMaxHeaderBytes) {
+            // At kMaxHeaderBytes without a blank line, the header block (blank line included)
+            // cannot fit: the same limit as a complete header's.
+            if (end >= 0 || size_t(buffer_.size()) >= kMaxHeaderBytes) {
                 *error = "no end of header (\\r\\n\\r\\n) within " +
                          std::to_string(kMaxHeaderBytes) + " bytes";
                 return Status::Error;

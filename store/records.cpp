@@ -121,9 +121,11 @@ std::optional<Symbol> decodeSymbol(std::string_view bytes) {
     s.flags = r.byte();
     s.location.line = uint32_t(r.varint());
     s.location.column = uint32_t(r.varint());
-    s.extent.begin.line = uint32_t(int64_t(s.location.line) - r.svarint());
+    // Modulo 2^32, in unsigned arithmetic: a corrupt record's delta can be any int64, and the
+    // signed sum could overflow.
+    s.extent.begin.line = uint32_t(uint64_t(s.location.line) - uint64_t(r.svarint()));
     s.extent.begin.column = uint32_t(r.varint());
-    s.extent.end.line = uint32_t(int64_t(s.location.line) + r.svarint());
+    s.extent.end.line = uint32_t(uint64_t(s.location.line) + uint64_t(r.svarint()));
     s.extent.end.column = uint32_t(r.varint());
     s.name = r.string();
     s.qualifiedName = r.string();

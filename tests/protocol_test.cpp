@@ -241,3 +241,35 @@ TEST_CASE("socket directories: private or refused", "[protocol]") {
     CHECK(error.find("' is owned by uid ") != std::string::npos);
     CHECK(error.find("not by this user") != std::string::npos);
 }
+
+TEST_CASE("framing: a stream is judged the same however its bytes arrive", "[protocol]") {
+    // Found by tests/fuzz/protocol_fuzzer (seed crash-bracket-then-whole-header): unframed JSON
+    // and an oversized header were refused only while the header's blank line had not arrived,
+    // so the same stream failed or passed depending on how the socket split it.
+    auto judge = [](const QByteArray& stream, qsizetype piece) {
+        FrameReader reader;
+        QByteArray body;
+        std::string error;
+        std::vector<QByteArray> bodies;
+        for (qsizetype at = 0; at < stream.size(); at += piece) {
+            reader.append(stream.mid(at, piece));
+            FrameReader::Status s;
+            while ((s = reader.next(&body, &error)) == FrameReader::Status::Message)
+                bodies.push_back(body);
+            if (s == FrameReader::Status::Error)
+                return std::make_pair(bodies, true);
+        }
+        return std::make_pair(bodies, false);
+    };
+    const QByteArray unframed = "[Content-Type: x\r\nContent-Length: 2\r\n\r\n{}";
+    const QByteArray bigHeader =
+        "X-Pad: " + QByteArray(kMaxHeaderBytes, 'p') + "\r\nContent-Length: 2\r\n\r\n{}";
+    const QByteArray good = "Content-Length: 2\r\n\r\n{}";
+    for (const QByteArray& stream : {unframed, bigHeader, good}) {
+        INFO(stream.left(40).toStdString());
+        const auto whole = judge(stream, stream.size());
+        CHECK(whole.second == (stream != good));
+        for (qsizetype piece : {1, 7})
+            CHECK(judge(stream, piece) == whole);
+    }
+}
