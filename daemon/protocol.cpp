@@ -3,12 +3,37 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <algorithm>
+#include <limits>
+
 namespace symdex::daemon {
 
 namespace {
 
-QByteArray trimmed(QByteArray s) {
-    return s.trimmed();
+/// A Content-Length value: plain decimal digits only (no sign, no spaces inside, no hex), so
+/// that one byte count has one spelling and nothing wraps around.
+bool parseLength(const QByteArray& value, size_t* length, std::string* error) {
+    if (value.isEmpty() ||
+        !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        *error = "Content-Length '" + value.left(40).toStdString() + "' is not a number";
+        return false;
+    }
+    size_t n = 0;
+    for (char c : value) {
+        const size_t digit = size_t(c - '0');
+        if (n > (std::numeric_limits<size_t>::max() - digit) / 10) {
+            *error = "Content-Length '" + value.left(40).toStdString() + "' is out of range";
+            return false;
+        }
+        n = n * 10 + digit;
+    }
+    *length = n;
+    return true;
+}
+
+std::string headerTooLong() {
+    return "header block exceeds the limit of " + std::to_string(kMaxHeaderBytes) +
+           " bytes (blank line included)";
 }
 
 } // namespace
@@ -17,7 +42,7 @@ bool FrameReader::parseHeader(qsizetype headerEnd, std::string* error) {
     const QByteArray header = buffer_.left(headerEnd);
     std::optional<size_t> length;
     for (const QByteArray& line : header.split('\n')) {
-        const QByteArray field = trimmed(line);
+        const QByteArray field = line.trimmed();
         if (field.isEmpty())
             continue;
         const qsizetype colon = field.indexOf(':');
@@ -26,16 +51,17 @@ bool FrameReader::parseHeader(qsizetype headerEnd, std::string* error) {
             return false;
         }
         const QByteArray name = field.left(colon).trimmed().toLower();
-        const QByteArray value = field.mid(colon + 1).trimmed();
         if (name != "content-length")
             continue; // Content-Type and unknown fields carry nothing we need
-        bool ok = false;
-        const qulonglong n = value.toULongLong(&ok);
-        if (!ok) {
-            *error = "Content-Length '" + value.left(40).toStdString() + "' is not a number";
+        // Two lengths, even equal ones, mean the sender's framing cannot be trusted.
+        if (length) {
+            *error = "more than one Content-Length header";
             return false;
         }
-        length = size_t(n);
+        size_t n = 0;
+        if (!parseLength(field.mid(colon + 1).trimmed(), &n, error))
+            return false;
+        length = n;
     }
     if (!length) {
         *error = "header without Content-Length";
@@ -70,13 +96,15 @@ bool FrameReader::checkPartialHeader(std::string* error) const {
 
 FrameReader::Status FrameReader::next(QByteArray* body, std::string* error) {
     if (headerLength_ < 0) {
-        const qsizetype end = buffer_.indexOf("\r\n\r\n");
+        // The blank line must end within the first kMaxHeaderBytes bytes, so only they are
+        // searched: the limit holds whether the header came in one read or in many.
+        const qsizetype window = std::min(buffer_.size(), qsizetype(kMaxHeaderBytes));
+        const qsizetype end = QByteArrayView(buffer_).first(window).indexOf("\r\n\r\n");
         if (end < 0) {
             if (!checkPartialHeader(error))
                 return Status::Error;
-            if (size_t(buffer_.size()) > kMaxHeaderBytes) {
-                *error = "no end of header (\\r\\n\\r\\n) within " +
-                         std::to_string(kMaxHeaderBytes) + " bytes";
+            if (size_t(buffer_.size()) >= kMaxHeaderBytes) {
+                *error = headerTooLong();
                 return Status::Error;
             }
             return Status::NeedMore;

@@ -77,6 +77,72 @@ TEST_CASE("framing: broken streams are errors, not waits", "[protocol]") {
     CHECK(status(QByteArray(kMaxHeaderBytes + 1, 'x')).first == FrameReader::Status::Error);
 }
 
+TEST_CASE("framing: the header block is limited however it arrives", "[protocol]") {
+    // The limit counts every header byte, the blank line included, whether the blank line came
+    // in the same read or not.
+    auto status = [](const std::vector<QByteArray>& parts) {
+        FrameReader reader;
+        QByteArray body;
+        std::string error;
+        FrameReader::Status s = FrameReader::Status::NeedMore;
+        for (const QByteArray& part : parts) {
+            reader.append(part);
+            s = reader.next(&body, &error);
+            if (s != FrameReader::Status::NeedMore)
+                break;
+        }
+        return std::make_pair(s, error);
+    };
+    const QByteArray longLine = "X-Padding: " + QByteArray(20000, 'a') + "\r\n";
+    QByteArray manyLines;
+    for (int i = 0; i < 5000; ++i)
+        manyLines += "X-" + QByteArray::number(i) + ": 1\r\n";
+    const QByteArray end = "Content-Length: 2\r\n\r\n{}";
+    for (const auto& parts :
+         {std::vector<QByteArray>{longLine + end}, std::vector<QByteArray>{manyLines + end},
+          std::vector<QByteArray>{longLine, end},
+          std::vector<QByteArray>{manyLines.left(100), manyLines.mid(100) + end}}) {
+        const auto [s, error] = status(parts);
+        CHECK(s == FrameReader::Status::Error);
+        CHECK(error.find("header block exceeds the limit of 8192 bytes") != std::string::npos);
+    }
+    // Exactly at the limit is fine: 8192 bytes including the final CRLF CRLF.
+    const QByteArray head = "Content-Length: 2\r\nX-Padding: ";
+    const QByteArray tail = "\r\n\r\n";
+    const QByteArray exact =
+        head + QByteArray(qsizetype(kMaxHeaderBytes) - head.size() - tail.size(), 'a') + tail;
+    REQUIRE(size_t(exact.size()) == kMaxHeaderBytes);
+    CHECK(status({exact + "{}"}).first == FrameReader::Status::Message);
+    const QByteArray over =
+        head + QByteArray(qsizetype(kMaxHeaderBytes) - head.size() - tail.size() + 1, 'a') + tail;
+    CHECK(status({over + "{}"}).first == FrameReader::Status::Error);
+}
+
+TEST_CASE("framing: Content-Length is one plain decimal number", "[protocol]") {
+    auto status = [](const QByteArray& bytes) {
+        FrameReader reader;
+        reader.append(bytes);
+        QByteArray body;
+        std::string error;
+        FrameReader::Status s = reader.next(&body, &error);
+        return std::make_pair(s, error);
+    };
+    CHECK(status("Content-Length: 2\r\nContent-Length: 5\r\n\r\n{}").second ==
+          "more than one Content-Length header");
+    CHECK(status("Content-Length: 2\r\ncontent-length: 2\r\n\r\n{}").second ==
+          "more than one Content-Length header");
+    CHECK(status("Content-Length: +2\r\n\r\n{}").second == "Content-Length '+2' is not a number");
+    CHECK(status("Content-Length: -2\r\n\r\n{}").first == FrameReader::Status::Error);
+    CHECK(status("Content-Length: 0x2\r\n\r\n{}").first == FrameReader::Status::Error);
+    CHECK(status("Content-Length: 2 2\r\n\r\n{}").first == FrameReader::Status::Error);
+    CHECK(status("Content-Length: \r\n\r\n{}").second == "Content-Length '' is not a number");
+    // 2^64 + 2 would wrap to 2 in a 64-bit counter.
+    CHECK(status("Content-Length: 18446744073709551618\r\n\r\n{}").second ==
+          "Content-Length '18446744073709551618' is out of range");
+    CHECK(status("Content-Length: 002\r\n\r\n{}").first == FrameReader::Status::Message);
+    CHECK(status("Content-Length:2\r\n\r\n{}").first == FrameReader::Status::Message);
+}
+
 TEST_CASE("JSON-RPC: requests, notifications, responses and bad messages", "[protocol]") {
     RpcError error{};
     QJsonValue id;
