@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sys/stat.h>
 #include <thread>
+#include <variant>
 
 namespace symdex::daemon {
 
@@ -16,17 +17,18 @@ unsigned defaultQueryThreads() {
     return std::max(2u, std::thread::hardware_concurrency());
 }
 
-/// Runs a handler, turning every failure into a JSON-RPC error; never throws.
-QJsonObject answer(RequestContext& ctx, const MethodSpec& spec, const Message& m) {
+/// Runs a handler: its result, or every failure as a JSON-RPC error. Never throws.
+std::variant<QJsonValue, RpcError> answer(RequestContext& ctx, const MethodSpec& spec,
+                                          const Message& m) {
     try {
         ctx.checkCancelled();
-        return makeResult(m.id, spec.fn(ctx, m.params));
+        return spec.fn(ctx, m.params);
     } catch (const RpcError& e) {
-        return makeError(m.id, e.code, e.message);
+        return e;
     } catch (const StoreError& e) {
-        return makeError(m.id, kRequestFailed, QString("store error: ") + e.what());
+        return RpcError{kRequestFailed, QString("store error: ") + e.what()};
     } catch (const std::exception& e) {
-        return makeError(m.id, kInternalError, QString("internal error: ") + e.what());
+        return RpcError{kInternalError, QString("internal error: ") + e.what()};
     }
 }
 
@@ -95,13 +97,15 @@ void Server::run(Connection& connection, const MethodSpec& spec, Message&& messa
                     cancelled = std::move(cancelled)]() mutable {
         static const std::atomic<bool> kNeverCancelled{false};
         RequestContext ctx{context_, encoding, cancelled ? *cancelled : kNeverCancelled};
-        QJsonObject response = answer(ctx, spec, message);
+        std::variant<QJsonValue, RpcError> outcome = answer(ctx, spec, message);
+        const RpcError* failure = std::get_if<RpcError>(&outcome);
         QByteArray bytes;
         if (cancelled) // serialised here, not on the Qt thread
-            bytes = frame(response);
-        else if (response.contains("error"))
+            bytes = failure ? frameError(message.id, failure->code, failure->message)
+                            : frameResult(message.id, std::get<QJsonValue>(outcome));
+        else if (failure)
             std::fprintf(stderr, "symdexd: notification %s: %s\n", qPrintable(message.method),
-                         qPrintable(response["error"].toObject()["message"].toString()));
+                         qPrintable(failure->message));
         ++requestsAnswered_;
         mailbox_.post([this, connectionId, key, bytes = std::move(bytes)] {
             auto it = connections_.find(connectionId);

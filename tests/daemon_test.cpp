@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <thread>
 
@@ -370,6 +372,61 @@ TEST_CASE("daemon: bad input gets an error and harms nobody else", "[daemon]") {
     }
     CHECK(locations(witness->call("textDocument/definition", at), tree) == helper);
     CHECK(locations(daemon.client()->call("textDocument/definition", at), tree) == helper);
+}
+
+namespace {
+
+/// The next message body exactly as the daemon wrote it (RpcClient would parse it into
+/// QJsonObject, which rewrites numbers). Use on a client that has read nothing yet.
+QByteArray receiveRawBody(RpcClient& client, std::chrono::milliseconds timeout) {
+    daemon::FrameReader reader;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        QByteArray body;
+        std::string error;
+        const auto status = reader.next(&body, &error);
+        REQUIRE(status != daemon::FrameReader::Status::Error);
+        if (status == daemon::FrameReader::Status::Message)
+            return body;
+        REQUIRE(std::chrono::steady_clock::now() < deadline);
+        pollfd pfd{client.fd(), POLLIN, 0};
+        if (::poll(&pfd, 1, 100) <= 0)
+            continue;
+        char buf[4096];
+        const ssize_t n = ::recv(client.fd(), buf, sizeof buf, 0);
+        REQUIRE(n > 0);
+        reader.append(QByteArray(buf, qsizetype(n)));
+    }
+}
+
+} // namespace
+
+TEST_CASE("daemon: request ids of any size come back byte for byte", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client(/*initialize=*/false);
+    // 2^70, a number no double or int64 spells the same way, a fraction and a negative exponent.
+    for (const QByteArray& id :
+         {QByteArray("1180591620717411303424"), QByteArray("12345678901234567890123"),
+          QByteArray("0.1"), QByteArray("-25e-3"), QByteArray("7")}) {
+        INFO("id " << id.toStdString());
+        // A result, an error from the dispatcher, and an error from parsing.
+        client->sendRaw(
+            daemon::frame(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"symdex/status"})"));
+        QByteArray reply = receiveRawBody(*client, 30s);
+        CHECK(reply.contains(R"("id":)" + id + ","));
+        CHECK(reply.contains(R"("result":)"));
+        client->sendRaw(
+            daemon::frame(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"no/such/method"})"));
+        reply = receiveRawBody(*client, 30s);
+        CHECK(reply.contains(R"("id":)" + id + ","));
+        CHECK(reply.contains("-32601"));
+        client->sendRaw(
+            daemon::frame(R"({"jsonrpc":"1.0","id":)" + id + R"(,"method":"symdex/status"})"));
+        reply = receiveRawBody(*client, 30s);
+        CHECK(reply.contains(R"("id":)" + id + ","));
+        CHECK(reply.contains("-32600"));
+    }
 }
 
 TEST_CASE("daemon: a request cancelled before its answer gets RequestCancelled", "[daemon]") {

@@ -145,12 +145,12 @@ TEST_CASE("framing: Content-Length is one plain decimal number", "[protocol]") {
 
 TEST_CASE("JSON-RPC: requests, notifications, responses and bad messages", "[protocol]") {
     RpcError error{};
-    QJsonValue id;
+    RequestId id;
     auto request =
         parseMessage(R"({"jsonrpc":"2.0","id":7,"method":"m","params":{"a":1}})", &error, &id);
     REQUIRE(request);
     CHECK(request->method == "m");
-    CHECK(request->id.toInt() == 7);
+    CHECK(request->id.value.toInt() == 7);
     CHECK_FALSE(request->isResponse());
     auto note = parseMessage(R"({"jsonrpc":"2.0","method":"n"})", &error, &id);
     REQUIRE(note);
@@ -172,8 +172,70 @@ TEST_CASE("JSON-RPC: requests, notifications, responses and bad messages", "[pro
     CHECK(fails(R"({"jsonrpc":"2.0","id":1,"method":"m","params":5})", kInvalidParams));
     // The id is kept for the error answer when it could be read.
     CHECK(fails(R"({"jsonrpc":"1.0","id":9,"method":"m"})", kInvalidRequest));
-    CHECK(id.toInt() == 9);
-    CHECK(idKey(QJsonValue(1)) != idKey(QJsonValue("1")));
+    CHECK(id.value.toInt() == 9);
+    CHECK(idKey(requestId(QJsonValue(1), QByteArrayView("1"))) !=
+          idKey(requestId(QJsonValue("1"), std::nullopt)));
+}
+
+TEST_CASE("JSON-RPC: numeric ids are answered with the text the client sent", "[protocol]") {
+    RpcError error{};
+    RequestId id;
+    // The reply body of a framed message.
+    auto bodyOf = [](const QByteArray& framed) {
+        return framed.mid(framed.indexOf("\r\n\r\n") + 4);
+    };
+    for (const QByteArray& text : {QByteArray("1180591620717411303424"), QByteArray("-7"),
+                                   QByteArray("0.1"), QByteArray("1E2"), QByteArray("3.0")}) {
+        INFO(text.toStdString());
+        auto m =
+            parseMessage(R"({"jsonrpc":"2.0", "method":"m", "id" : )" + text + "}", &error, &id);
+        REQUIRE(m);
+        CHECK(m->id.number == text);
+        const QByteArray result = bodyOf(frameResult(m->id, 5));
+        CHECK(result.startsWith("{\"id\":" + text + ","));
+        CHECK(QJsonDocument::fromJson(result).object()["result"].toInt() == 5);
+        const QByteArray failure = bodyOf(frameError(m->id, kInvalidParams, "no"));
+        CHECK(failure.startsWith("{\"id\":" + text + ","));
+        CHECK(QJsonDocument::fromJson(failure).object()["error"].toObject()["code"].toInt() ==
+              kInvalidParams);
+    }
+    // The id of a message that fails later checks is kept exactly too.
+    CHECK_FALSE(
+        parseMessage(R"({"jsonrpc":"1.0","id":1180591620717411303425,"method":"m"})", &error, &id));
+    CHECK(id.number == "1180591620717411303425");
+    // Two ids one double cannot tell apart are two keys.
+    auto big =
+        parseMessage(R"({"jsonrpc":"2.0","id":1180591620717411303424,"method":"m"})", &error, &id);
+    auto next =
+        parseMessage(R"({"jsonrpc":"2.0","id":1180591620717411303425,"method":"m"})", &error, &id);
+    REQUIRE((big && next));
+    CHECK(idKey(big->id) != idKey(next->id));
+    // Strings and null go through JSON as they are.
+    auto named = parseMessage(R"({"jsonrpc":"2.0","id":"a\"b","method":"m"})", &error, &id);
+    REQUIRE(named);
+    CHECK(named->id.number.isEmpty());
+    CHECK(QJsonDocument::fromJson(bodyOf(frameResult(named->id, 1))).object()["id"] == "a\"b");
+    CHECK(bodyOf(frameError(RequestId{QJsonValue::Null, {}}, kParseError, "x"))
+              .contains("\"id\":null"));
+}
+
+TEST_CASE("JSON-RPC: member text is found at the top level only", "[protocol]") {
+    const QByteArray object =
+        R"( { "params" : {"id": 99, "s": "}\"id\": 5"}, "x": [ {"id": 4} ], "\u0069d" : 12e3 } )";
+    CHECK(jsonMemberText(object, u"id") == QByteArrayView("12e3"));
+    const auto params = jsonMemberText(object, u"params");
+    REQUIRE(params);
+    CHECK(*params == QByteArrayView(R"({"id": 99, "s": "}\"id\": 5"})"));
+    CHECK(jsonMemberText(*params, u"id") == QByteArrayView("99"));
+    CHECK_FALSE(jsonMemberText(object, u"y"));
+    CHECK_FALSE(jsonMemberText("[1]", u"id"));
+    // Duplicate keys: the last, as QJsonDocument keeps it.
+    RpcError error{};
+    RequestId id;
+    auto m = parseMessage(R"({"jsonrpc":"2.0","id":1,"id":2,"method":"m"})", &error, &id);
+    REQUIRE(m);
+    CHECK(m->id.value.toInt() == 2);
+    CHECK(m->id.number == "2");
 }
 
 TEST_CASE("positions: UTF-16 columns from UTF-8 bytes and back", "[protocol]") {
