@@ -160,8 +160,7 @@ void Daemon::stop() {
     context_.reset();
     mailbox_.reset();
     store_.reset();
-    if (lock_) {
-        ::unlink(socketPath_.c_str());
+    if (lock_) { // the socket file went with server_
         lock_.reset();
         std::fprintf(stderr, "symdexd: stopped\n");
     }

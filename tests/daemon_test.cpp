@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <thread>
 
 using namespace symdex;
@@ -576,6 +578,45 @@ TEST_CASE("daemon: one per store, and SIGTERM commits and exits", "[daemon]") {
         const QJsonObject status = waitUntilIdle(*client);
         CHECK(status["lastRun"]["tus"].toArray().isEmpty());
         CHECK(status["lastRun"]["tusUpToDate"].toInt() == 4);
+    }
+}
+
+TEST_CASE("daemon: a socket in use or not a socket is never replaced", "[daemon]") {
+    FixtureTree tree;
+    const std::string storeB = (tree.dir.path() / "storeB").string();
+    SECTION("a live daemon's socket: refused, naming the path and the pid listening") {
+        DaemonProcess first(tree);
+        const std::string storeA = (tree.root / ".symdex").string();
+        const auto [status, log] = runDaemonToExit(
+            tree, {"--root", tree.root.string(), "--store", storeB, "--socket", first.socket()});
+        CHECK(status == 1);
+        CHECK(log.find("symdexd: another process (pid " + std::to_string(first.pid()) +
+                       ") is listening on the socket '" + first.socket() + "'") !=
+              std::string::npos);
+        // The first daemon still owns its socket, and answers for its own store.
+        CHECK(first.client(false)->call("symdex/status").toObject()["store"].toString() ==
+              QString::fromStdString(storeA));
+    }
+    SECTION("a file that is not a socket: refused and left alone") {
+        const std::string path = (tree.dir.path() / "run/notes.txt").string();
+        writeFile(path, "keep me\n");
+        const auto [status, log] = runDaemonToExit(
+            tree, {"--root", tree.root.string(), "--store", storeB, "--socket", path});
+        CHECK(status == 1);
+        CHECK(log.find("'" + path + "' exists and is not a socket") != std::string::npos);
+        CHECK(readFile(path) == "keep me\n");
+    }
+    SECTION("a stale socket nobody listens on is replaced") {
+        const std::string path = (tree.dir.path() / "run/symdexd.sock").string();
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+        REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        ::close(fd); // the file stays: a daemon that was killed
+        DaemonProcess daemon(tree);
+        CHECK(daemon.client(false)->call("symdex/status").toObject()["socket"].toString() ==
+              QString::fromStdString(path));
     }
 }
 
