@@ -620,6 +620,41 @@ TEST_CASE("daemon: a socket in use or not a socket is never replaced", "[daemon]
     }
 }
 
+TEST_CASE("daemon: a deleted store makes it exit so that a new daemon can start", "[daemon]") {
+    FixtureTree tree;
+    const std::filesystem::path store = tree.root / ".symdex";
+    auto daemon = std::make_unique<DaemonProcess>(tree);
+    waitUntilIdle(*daemon->client());
+    std::string removed;
+    SECTION("the whole store directory") {
+        removed = store.string();
+        std::filesystem::remove_all(store);
+    }
+    SECTION("only its data file") {
+        removed = (store / "data.mdb").string();
+        std::filesystem::remove(store / "data.mdb");
+    }
+    SECTION("its lock file, replaced by another") {
+        removed = (store / "daemon.lock").string();
+        std::filesystem::remove(store / "daemon.lock");
+        writeFile(store / "daemon.lock", "");
+    }
+    const std::optional<int> status = daemon->waitForExit(10s);
+    INFO(daemon->log());
+    REQUIRE(status);
+    CHECK(*status == 3);
+    CHECK(daemon->log().find("symdexd: the store '" + store.string() +
+                             "' was deleted or replaced ('" + removed) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(daemon->socket()));
+
+    daemon = std::make_unique<DaemonProcess>(tree);
+    auto client = daemon->client();
+    CHECK(waitUntilIdle(*client)["tus"].toInt() == 4);
+    CHECK(locations(client->call("textDocument/definition",
+                                 positionParams(tree.uri("src/main.cpp"), 9, 11)),
+                    tree) == Strings{"src/main.cpp:2:11-2:17"});
+}
+
 TEST_CASE("daemon: --index-priority normal serves the same, and a bad value is refused",
           "[daemon]") {
     FixtureTree tree;
