@@ -25,7 +25,10 @@ unsigned countOption(const QCommandLineParser& parser, const char* name, int max
     return unsigned(n);
 }
 
-/// Runs the daemon until SIGTERM or SIGINT; the process's exit status.
+/// The exit status when the store was deleted or replaced under the daemon (docs/protocol.md).
+constexpr int kStoreLostStatus = 3;
+
+/// Runs the daemon until SIGTERM or SIGINT, or until its store is gone; the exit status.
 int serve(QCoreApplication& app, symdex::daemon::Daemon& daemon) {
     symdex::daemon::TerminationSignals termination;
     QObject::connect(&termination, &symdex::daemon::TerminationSignals::received, &app,
@@ -34,6 +37,14 @@ int serve(QCoreApplication& app, symdex::daemon::Daemon& daemon) {
                          daemon.stop();
                          QCoreApplication::exit(0);
                      });
+    // Queued: the check may run inside a watcher callback, and stop() destroys the watcher.
+    QObject::connect(
+        &daemon, &symdex::daemon::Daemon::storeLost, &app,
+        [&] {
+            daemon.stop();
+            QCoreApplication::exit(kStoreLostStatus);
+        },
+        Qt::QueuedConnection);
     std::string error;
     if (!daemon.start(&error)) {
         std::fprintf(stderr, "symdexd: %s\n", error.c_str());
