@@ -325,6 +325,9 @@ int run(const QCommandLineParser& parser) {
                     auto [begin, end] = theirs.equal_range(location);
                     for (auto it = begin; it != end; ++it) {
                         const Answer& c = it->second;
+                        // A fuzzy match of another name at a macro's location is another symbol.
+                        if (c.kind != a.kind && c.name != a.name)
+                            continue;
                         const int score = (c.name == a.name && c.container == a.container) * 2 +
                                           (c.kind == a.kind);
                         if (score > matchScore) {
