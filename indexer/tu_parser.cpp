@@ -232,14 +232,16 @@ public:
         const bool named = entity->name && *entity->name;
         // Scopes get their qualified name recorded even in files this TU does not extract:
         // declarations in extracted files may live inside them.
-        const std::string* scopeName = nullptr;
+        std::string qualifiedName;
         if (isScope(kind) && info->declAsContainer) {
-            std::string& name = scopeNames_.emplace_back(qualify(
-                info->semanticContainer,
-                named ? entity->name
-                      : (kind == SymbolKind::Namespace ? "(anonymous namespace)" : "(anonymous)")));
-            scopeName = &name;
-            clang_index_setClientContainer(info->declAsContainer, &name);
+            const std::string enclosing = scopeOf(info->semanticContainer);
+            const std::string part = scopePart(info->cursor);
+            qualifiedName = join(enclosing, named ? spelledName(info, entity) : part);
+            // What this scope adds to its members' names: nothing for the scopes C++ leaves
+            // unwritten (an anonymous or inline namespace, an unscoped enumeration).
+            std::string& members = scopeNames_.emplace_back(
+                isTransparent(info->cursor) ? enclosing : join(enclosing, part));
+            clang_index_setClientContainer(info->declAsContainer, &members);
         }
         if (kind == SymbolKind::Unknown || !named || !entity->USR || !*entity->USR ||
             info->isImplicit)
@@ -251,9 +253,10 @@ public:
             return;
         Symbol& symbol = out->symbols.emplace_back();
         symbol.usr = entity->USR;
-        symbol.name = entity->name;
-        symbol.qualifiedName =
-            scopeName ? *scopeName : qualify(info->semanticContainer, entity->name);
+        symbol.name = spelledName(info, entity);
+        symbol.qualifiedName = !qualifiedName.empty()
+                                   ? std::move(qualifiedName)
+                                   : join(scopeOf(info->semanticContainer), symbol.name);
         symbol.kind = kind;
         symbol.flags = templateFlags(entity->templateKind) | (info->isDefinition ? kDefinition : 0);
         symbol.location = pos;
@@ -412,29 +415,92 @@ private:
         refs.resize(out);
     }
 
-    std::string qualify(const CXIdxContainerInfo* container, std::string_view name) {
-        const std::string* scope =
-            container ? static_cast<const std::string*>(clang_index_getClientContainer(container))
-                      : nullptr;
-        if (!scope && container && !clang_Cursor_isNull(container->cursor) &&
-            clang_getCursorKind(container->cursor) != CXCursor_TranslationUnit)
-            return qualifyByCursor(container->cursor) + "::" + std::string(name);
-        if (!scope || scope->empty())
-            return std::string(name);
-        return *scope + "::" + std::string(name);
+    static std::string join(const std::string& scope, const std::string& name) {
+        return scope.empty() ? name : scope + "::" + name;
     }
 
-    /// Slow path for scopes that were never reported as declarations (rare: implicit ones).
-    std::string qualifyByCursor(CXCursor cursor) {
+    /// A declaration's own name; a class template specialization's carries its arguments as
+    /// written ("Box<int>", "Box<T *>"), as clangd names it. A function template specialization
+    /// keeps its plain name (clangd's too): its arguments are in its signature.
+    static std::string spelledName(const CXIdxDeclInfo* info, const CXIdxEntityInfo* entity) {
+        if (entity->templateKind != CXIdxEntity_TemplateSpecialization &&
+            entity->templateKind != CXIdxEntity_TemplatePartialSpecialization)
+            return entity->name;
+        switch (clang_getCursorKind(info->cursor)) {
+        case CXCursor_StructDecl:
+        case CXCursor_ClassDecl:
+        case CXCursor_UnionDecl:
+        case CXCursor_ClassTemplatePartialSpecialization:
+            return String(clang_getCursorDisplayName(info->cursor)).str();
+        default:
+            return entity->name;
+        }
+    }
+
+    /// True for the declaration contexts C++ does not write in a qualified name: linkage
+    /// specifications (`extern "C"`), `export` blocks, anonymous and inline namespaces (as
+    /// clang's printer with clangd's SuppressUnwrittenScope), and unscoped enumerations, whose
+    /// enumerators are declared in the enclosing scope ([dcl.enum]/10).
+    static bool isTransparent(CXCursor cursor) {
+        switch (clang_getCursorKind(cursor)) {
+        case CXCursor_LinkageSpec:
+        case CXCursor_UnexposedDecl: // an ExportDecl, in libclang 16
+            return true;
+        case CXCursor_Namespace:
+            return clang_Cursor_isInlineNamespace(cursor) || clang_Cursor_isAnonymous(cursor);
+        case CXCursor_EnumDecl:
+            return !clang_EnumDecl_isScoped(cursor);
+        default:
+            return false;
+        }
+    }
+
+    /// What a scope adds to the names inside it (when not transparent): its name, a
+    /// specialization's with its arguments, "(anonymous struct)" for an unnamed record.
+    static std::string scopePart(CXCursor cursor) {
+        const CXCursorKind kind = clang_getCursorKind(cursor);
+        if (kind == CXCursor_ClassTemplatePartialSpecialization ||
+            (kind != CXCursor_ClassTemplate &&
+             !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(cursor)) &&
+             (kind == CXCursor_StructDecl || kind == CXCursor_ClassDecl ||
+              kind == CXCursor_UnionDecl)))
+            return String(clang_getCursorDisplayName(cursor)).str();
+        if (clang_Cursor_isAnonymous(cursor)) {
+            switch (kind) {
+            case CXCursor_StructDecl:
+                return "(anonymous struct)";
+            case CXCursor_UnionDecl:
+                return "(anonymous union)";
+            case CXCursor_ClassDecl:
+                return "(anonymous class)";
+            default:
+                return "(anonymous)";
+            }
+        }
+        return String(clang_getCursorSpelling(cursor)).str();
+    }
+
+    /// The qualified name of the scope `container` stands for, "" at file scope. Scopes reported
+    /// as declarations carry it as their client container; the rest (linkage specifications,
+    /// export blocks, implicit scopes) are named by walking their semantic parents.
+    std::string scopeOf(const CXIdxContainerInfo* container) {
+        if (!container)
+            return {};
+        if (const auto* scope =
+                static_cast<const std::string*>(clang_index_getClientContainer(container)))
+            return *scope;
+        return scopeOfCursor(container->cursor);
+    }
+
+    std::string scopeOfCursor(CXCursor cursor) {
         std::string out;
         for (CXCursor c = cursor;
              !clang_Cursor_isNull(c) && clang_getCursorKind(c) != CXCursor_TranslationUnit &&
              !clang_isInvalid(clang_getCursorKind(c));
              c = clang_getCursorSemanticParent(c)) {
-            std::string part = String(clang_getCursorSpelling(c)).str();
-            if (part.empty())
-                part = clang_getCursorKind(c) == CXCursor_Namespace ? "(anonymous namespace)"
-                                                                    : "(anonymous)";
+            if (isTransparent(c))
+                continue;
+            const std::string part = scopePart(c);
             out = out.empty() ? part : part + "::" + out;
         }
         return out;
