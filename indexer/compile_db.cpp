@@ -340,6 +340,10 @@ std::vector<std::string> parseArguments(std::vector<std::string> argv, const std
         if (arg == "-c" || arg == "-M" || arg == "-MM" || arg == "-MD" || arg == "-MMD" ||
             arg == "-MP" || arg == "-MG" || arg == "-Werror" || arg.starts_with("-Werror=") ||
             arg.starts_with("-Wp,-M") || (arg.starts_with("-o") && arg.size() > 2) ||
+            // Keeping the temporaries makes the driver plan one job per phase, and libclang
+            // then refuses the command: it wants a single compile job.
+            arg == "-save-temps" || arg == "--save-temps" || arg.starts_with("-save-temps=") ||
+            arg.starts_with("--save-temps=") ||
             ((arg.starts_with("-MF") || arg.starts_with("-MT") || arg.starts_with("-MQ")) &&
              arg.size() > 3))
             continue;

@@ -28,6 +28,15 @@ double seconds(const timeval& tv) {
     return double(tv.tv_sec) + double(tv.tv_usec) / 1e6;
 }
 
+/// User and system CPU seconds of this process plus its reaped children (the parse workers).
+std::pair<double, double> cpuSeconds() {
+    rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    return {seconds(self.ru_utime) + seconds(children.ru_utime),
+            seconds(self.ru_stime) + seconds(children.ru_stime)};
+}
+
 /// Names a TBB worker thread `indexer-N` (visible in top -H, perf, gdb) when it starts parsing.
 /// Not through a tbb::task_scheduler_observer: oneTBB frees an observer's proxy on a worker thread
 /// when one is still using it, and LeakSanitizer found it not freed by exit in some runs. The
@@ -217,8 +226,8 @@ IndexedTu crashedTu(const CompileCommand& command, const WorkerOutcome& outcome,
 
 IndexSummary Indexer::run(const CompileDatabase& db) {
     const auto wallStart = std::chrono::steady_clock::now();
-    rusage usageStart;
-    getrusage(RUSAGE_SELF, &usageStart);
+    // This process and its reaped children: the parse workers' CPU time is the run's too.
+    const std::pair<double, double> usageStart = cpuSeconds();
     const CommitStats commitsStart = store_.commitStats();
     const LockTelemetry locksStart = LockTelemetry::snapshot();
     for (unsigned i = 0; i < threads_; ++i) {
@@ -240,12 +249,11 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     summarize(run);
 
     IndexSummary& summary = run.summary;
-    rusage usageEnd;
-    getrusage(RUSAGE_SELF, &usageEnd);
+    const std::pair<double, double> usageEnd = cpuSeconds();
     summary.wallSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-    summary.userSeconds = seconds(usageEnd.ru_utime) - seconds(usageStart.ru_utime);
-    summary.sysSeconds = seconds(usageEnd.ru_stime) - seconds(usageStart.ru_stime);
+    summary.userSeconds = usageEnd.first - usageStart.first;
+    summary.sysSeconds = usageEnd.second - usageStart.second;
     const CommitStats commitsEnd = store_.commitStats();
     summary.commits.commits = commitsEnd.commits - commitsStart.commits;
     summary.commits.tusCommitted = commitsEnd.tusCommitted - commitsStart.tusCommitted;

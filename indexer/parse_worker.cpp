@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -192,8 +193,9 @@ WorkerOutcome ParseWorker::parse(const CompileCommand& command, size_t rank, Fil
         if (options_.timeout.count() > 0 && std::chrono::steady_clock::now() > deadline) {
             const std::string how = stop(/*kill=*/true);
             outcome.kind = WorkerOutcome::TimedOut;
-            outcome.reason = "timed out after " +
-                             std::to_string(options_.timeout.count() / 1000.0).substr(0, 5) +
+            char limit[32];
+            std::snprintf(limit, sizeof limit, "%g", double(options_.timeout.count()) / 1000);
+            outcome.reason = std::string("timed out after ") + limit +
                              " s (--tu-timeout); the worker was " + how;
             return outcome;
         }

@@ -60,6 +60,13 @@ TEST_CASE("both entry forms are read, paths resolved and output flags dropped", 
     CHECK(again->commands.size() == 2);
 }
 
+TEST_CASE("flags that keep temporaries are dropped: libclang refuses a multi-job command",
+          "[compile_db]") {
+    CHECK(parseArguments({"c++", "-save-temps", "--save-temps", "-save-temps=obj",
+                          "--save-temps=cwd", "-O2", "-c", "a.cpp", "-o", "a.o"},
+                         "/w/a.cpp", "/w") == std::vector<std::string>{"c++", "-O2"});
+}
+
 TEST_CASE("relative paths in flags become absolute", "[compile_db]") {
     const std::string dir = "/work/build";
     CHECK(parseArguments({"cc", "-I", "inc", "-I../up", "-isystem", "sys", "-isystemsys2",

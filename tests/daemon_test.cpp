@@ -743,3 +743,58 @@ TEST_CASE("daemon: symdex queries print the same through the daemon as from the 
     CHECK(daemon.client()->call("symdex/status").toObject()["requestsAnswered"].toInt() > 20);
 }
 #endif
+
+namespace {
+
+/// A TU libclang never finishes: clang's own debugging pragma recurses without end (it spins
+/// rather than overflowing, optimised as it is). Added to `tree`'s database.
+void addEndlessTu(FixtureTree& tree) {
+    writeFile(tree.root / "src/endless.cpp", "#pragma clang __debug overflow_stack\nint x;\n");
+    tree.sources.push_back("src/endless.cpp");
+    tree.writeDatabase();
+}
+
+} // namespace
+
+TEST_CASE("daemon: SIGTERM stops a parse that never ends, within 2 s", "[daemon][isolation]") {
+    FixtureTree tree;
+    addEndlessTu(tree);
+    auto daemon = std::make_unique<DaemonProcess>(tree, Strings{"--tu-timeout", "0"});
+    {
+        // The four golden TUs are done; only the endless one is being parsed.
+        auto client = daemon->client();
+        for (;; std::this_thread::sleep_for(50ms)) {
+            const QJsonObject status = client->call("symdex/status").toObject();
+            REQUIRE(status.value("state").toString() != "idle");
+            if (status["progress"]["tusDone"].toInt() >= 4)
+                break;
+        }
+        std::this_thread::sleep_for(300ms);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(daemon->terminate() == 0);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 2.0);
+    daemon.reset();
+}
+
+TEST_CASE("daemon: a TU that hangs is stopped by --tu-timeout, logged, and not parsed again",
+          "[daemon][isolation]") {
+    FixtureTree tree;
+    addEndlessTu(tree);
+    {
+        DaemonProcess daemon(tree, {"--tu-timeout", "1"});
+        const QJsonObject status = waitUntilIdle(*daemon.client());
+        CHECK(status["tus"].toInt() == 5);
+        const std::string log = daemon.log();
+        INFO(log);
+        CHECK(log.find("src/endless.cpp crashed: timed out after 1 s (--tu-timeout)") !=
+              std::string::npos);
+    }
+    // Restarted: nothing it read changed, so it is not parsed again (no crash loop).
+    DaemonProcess daemon(tree, {"--tu-timeout", "1"});
+    const QJsonObject status = waitUntilIdle(*daemon.client());
+    CHECK(status["lastRun"]["tusUpToDate"].toInt() == 5);
+    CHECK(status["lastRun"]["tus"].toArray().isEmpty());
+}

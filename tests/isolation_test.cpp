@@ -118,6 +118,22 @@ TEST_CASE("a TU on which libclang hits a fatal error fails alone, with the reaso
           std::string::npos);
 }
 
+TEST_CASE("a command with --save-temps indexes, and a failed TU says why", "[isolation]") {
+    Tree tree;
+    tree.add("temps.cpp", "#include \"h.h\"\nint withTemps();\n");
+    IndexSummary summary = tree.index({}, {"--save-temps"});
+    CHECK(summary.tusFailed == 0);
+    CHECK(tree.store->resolveName("withTemps").size() == 1);
+
+    // A command libclang's driver cannot turn into one compile job fails with a reason.
+    tree.sources = {"a.cpp"};
+    IndexSummary failed = tree.index({}, {"-xno-such-language"});
+    CHECK(failed.tusFailed == 1);
+    const std::string reason = tree.store->tu(tree.dir / "a.cpp")->firstError;
+    INFO(reason);
+    CHECK_FALSE(reason.empty());
+}
+
 TEST_CASE("a parse that runs past --tu-timeout is stopped and the run goes on", "[isolation]") {
     Tree tree;
     // A constant evaluation of 2^31 steps: minutes of work for clang.
@@ -134,7 +150,8 @@ TEST_CASE("a parse that runs past --tu-timeout is stopped and the run goes on", 
     tree.requireGoodTusCommitted();
     const std::string reason = tree.store->tu(tree.dir / "slow.cpp")->firstError;
     INFO(reason);
-    CHECK(reason.find("timed out after 1.5") == 0);
+    CHECK(reason.find("timed out after 1.5 s (--tu-timeout); the worker was killed by signal 9") ==
+          0);
 }
 
 TEST_CASE("cancelling a run stops a parse in progress", "[isolation]") {
