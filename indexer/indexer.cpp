@@ -527,6 +527,7 @@ void Indexer::extractOrphans(Run& run, const std::vector<std::string>& orphans) 
     if (run.isolated) {
         WorkerOptions options = run.workerOptions;
         options.skipParsedBodies = false;
+        options.denialsHold = false; // each re-parse is granted its own headers
         parser.worker = std::make_unique<ParseWorker>(options);
     } else {
         parser.session = &session.emplace(/*skipParsedBodies=*/false);

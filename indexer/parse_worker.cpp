@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <unistd.h>
 #include <unordered_map>
+#include <unordered_set>
 
 extern char** environ;
 
@@ -74,6 +76,28 @@ ParseWorker::ParseWorker(WorkerOptions options) : options_(std::move(options)) {
 ParseWorker::~ParseWorker() {
     if (pid_ > 0)
         stop(/*kill=*/false);
+    if (reached_ >= 0)
+        ::close(reached_);
+}
+
+std::vector<std::string> ParseWorker::takeReached() {
+    std::vector<std::string> paths;
+    std::string text;
+    char buffer[65536];
+    for (off_t at = 0;;) {
+        const ssize_t n = ::pread(reached_, buffer, sizeof buffer, at);
+        if (n <= 0)
+            break;
+        text.append(buffer, size_t(n));
+        at += n;
+    }
+    for (size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos;
+         begin = end + 1)
+        paths.push_back(text.substr(begin, end - begin));
+    if (ftruncate(reached_, 0) != 0) {
+        // Then the next TU's list starts with this one's: a longer crash record, nothing lost.
+    }
+    return paths;
 }
 
 bool ParseWorker::start(std::string* error) {
@@ -89,15 +113,29 @@ bool ParseWorker::start(std::string* error) {
         ::close(sockets[1]);
         return false;
     }
+    if (reached_ < 0) {
+        reached_ = memfd_create("symdex-reached", MFD_CLOEXEC);
+        if (reached_ < 0 || fcntl(reached_, F_SETFL, O_APPEND) != 0) {
+            *error = std::string("memfd_create: ") + std::strerror(errno);
+            ::close(sockets[0]);
+            ::close(sockets[1]);
+            ::close(errPipe[0]);
+            ::close(errPipe[1]);
+            return false;
+        }
+    }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, sockets[1], 3);
     posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+    posix_spawn_file_actions_adddup2(&actions, reached_, 4);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 5);
     const std::string limit = std::to_string(options_.memoryLimitMb);
     std::vector<char*> argv{const_cast<char*>(options_.path.c_str()),
                             const_cast<char*>("--fd"),
                             const_cast<char*>("3"),
+                            const_cast<char*>("--reached-fd"),
+                            const_cast<char*>("4"),
                             const_cast<char*>("--memory-limit-mb"),
                             const_cast<char*>(limit.c_str()),
                             nullptr};
@@ -165,6 +203,14 @@ std::string ParseWorker::stop(bool kill) {
 }
 
 WorkerOutcome ParseWorker::parse(const CompileCommand& command, size_t rank, FileClaimer& claimer) {
+    WorkerOutcome outcome = exchange(command, rank, claimer);
+    if (reached_ >= 0)
+        outcome.reached = takeReached(); // and empty for the next TU
+    return outcome;
+}
+
+WorkerOutcome ParseWorker::exchange(const CompileCommand& command, size_t rank,
+                                    FileClaimer& claimer) {
     WorkerOutcome outcome;
     if (pid_ < 0 && !start(&outcome.reason)) {
         outcome.kind = WorkerOutcome::NoWorker;
@@ -175,6 +221,7 @@ WorkerOutcome ParseWorker::parse(const CompileCommand& command, size_t rank, Fil
     request.rank = rank;
     request.indexMacros = options_.indexMacros;
     request.skipParsedBodies = options_.skipParsedBodies;
+    request.denialsHold = options_.denialsHold;
     if (!writeFrame(socket_, WorkerMessage::Parse, encodeParseRequest(request))) {
         outcome.reason = stop(/*kill=*/true);
         return outcome;
@@ -213,7 +260,6 @@ WorkerOutcome ParseWorker::parse(const CompileCommand& command, size_t rank, Fil
         if (frame->first == WorkerMessage::Claim) {
             Reader reader(frame->second);
             std::string path(reader.string());
-            outcome.reached.push_back(path);
             std::optional<FileClaim> claim = claimer.claim(path, rank);
             if (claim)
                 owners[path] = claim->owner;
@@ -254,10 +300,22 @@ namespace {
 /// The worker's FileClaimer: every claim is a question to the parent.
 class RemoteClaimer : public FileClaimer {
 public:
-    explicit RemoteClaimer(int fd) : fd_(fd) {}
+    RemoteClaimer(int fd, int reachedFd) : fd_(fd), reachedFd_(reachedFd) {}
+    /// Starts a TU: whether refusals carry over from the TUs before it (ParseRequest).
+    void startTu(bool denialsHold) {
+        if (!denialsHold)
+            denied_.clear();
+        denialsHold_ = denialsHold;
+    }
+
     std::optional<FileClaim> claim(const std::string& path, size_t rank) override {
         std::string payload;
         Writer(payload).string(path);
+        const std::string line = path + "\n";
+        if (::write(reachedFd_, line.data(), line.size()) != ssize_t(line.size()))
+            _exit(3);
+        if (denied_.contains(path))
+            return std::nullopt; // no round trip
         if (!writeFrame(fd_, WorkerMessage::Claim, payload))
             _exit(3); // the parent is gone: nothing to parse for
         auto frame = readFrame(fd_);
@@ -266,8 +324,11 @@ public:
         auto answer = decodeClaimAnswer(frame->second);
         if (!answer)
             _exit(3);
-        if (!*answer)
+        if (!*answer) {
+            if (denialsHold_)
+                denied_.insert(path);
             return std::nullopt;
+        }
         if (!owner_ || owner_->load() != rank)
             owner_ = std::make_shared<std::atomic<size_t>>(rank);
         return FileClaim{**answer, owner_};
@@ -277,7 +338,10 @@ public:
 
 private:
     int fd_;
+    int reachedFd_;
     std::shared_ptr<std::atomic<size_t>> owner_;
+    bool denialsHold_ = false;
+    std::unordered_set<std::string> denied_; ///< refused to an earlier TU, so to this one too
 };
 
 bool sanitized() {
@@ -296,7 +360,7 @@ bool sanitized() {
 
 } // namespace
 
-int runParseWorker(int fd, uint64_t memoryLimitMb) {
+int runParseWorker(int fd, int reachedFd, uint64_t memoryLimitMb) {
     // Die with the parent: a worker is never left parsing for nobody.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
@@ -306,7 +370,7 @@ int runParseWorker(int fd, uint64_t memoryLimitMb) {
         setrlimit(RLIMIT_AS, &limit);
     }
     std::unique_ptr<ParseSession> session;
-    RemoteClaimer claimer(fd);
+    RemoteClaimer claimer(fd, reachedFd);
     while (auto frame = readFrame(fd)) {
         std::optional<ParseRequest> request =
             frame->first == WorkerMessage::Parse ? decodeParseRequest(frame->second) : std::nullopt;
@@ -314,6 +378,7 @@ int runParseWorker(int fd, uint64_t memoryLimitMb) {
             return 2;
         if (!session)
             session = std::make_unique<ParseSession>(request->skipParsedBodies);
+        claimer.startTu(request->denialsHold);
         ParseOptions options;
         options.indexMacros = request->indexMacros;
         IndexedTu tu = parseTranslationUnit(*session, request->command, size_t(request->rank),

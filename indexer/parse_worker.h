@@ -33,6 +33,9 @@ struct WorkerOptions {
     uint64_t memoryLimitMb = 0;
     bool skipParsedBodies = true;
     bool indexMacros = true;
+    /// ParseRequest::denialsHold: the TUs this worker parses come in rising rank order against
+    /// one claim table.
+    bool denialsHold = true;
     /// When it becomes true, a parse in progress is abandoned within ~0.1 s. Not owned.
     const std::atomic<bool>* cancel = nullptr;
 };
@@ -70,6 +73,9 @@ public:
     size_t spawned() const { return spawned_; }
 
 private:
+    WorkerOutcome exchange(const CompileCommand& command, size_t rank, FileClaimer& claimer);
+    /// The paths the worker reported reaching since the last call (worker_protocol.h).
+    std::vector<std::string> takeReached();
     bool start(std::string* error);
     /// Kills (if `kill`) and reaps the worker; returns how it ended ("killed by signal 11
     /// (Segmentation fault)", "exited with status 1").
@@ -80,6 +86,7 @@ private:
     pid_t pid_ = -1;
     int socket_ = -1;
     int stderr_ = -1;
+    int reached_ = -1;          ///< memfd the workers append reached paths to; outlives each worker
     std::string stderrTail_;    ///< the last few KiB the worker wrote to stderr
     std::string lastErrorLine_; ///< the line of it stop() found to say what went wrong
     size_t spawned_ = 0;
@@ -89,7 +96,8 @@ private:
 /// exists.
 std::string defaultWorkerPath();
 
-/// The worker's main loop (symdex-worker's main): serves ParseRequests on `fd` until it closes.
-int runParseWorker(int fd, uint64_t memoryLimitMb);
+/// The worker's main loop (symdex-worker's main): serves ParseRequests on `fd` until it closes,
+/// appending the files each parse reaches to `reachedFd`.
+int runParseWorker(int fd, int reachedFd, uint64_t memoryLimitMb);
 
 } // namespace symdex

@@ -74,19 +74,21 @@ extern "C" int open64(const char* path, int flags, ...) {
 }
 
 int main(int argc, char** argv) {
-    int fd = -1;
+    int fd = -1, reachedFd = -1;
     uint64_t memoryLimitMb = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string option = argv[i];
         if (option == "--fd")
             fd = std::atoi(argv[i + 1]);
+        else if (option == "--reached-fd")
+            reachedFd = std::atoi(argv[i + 1]);
         else if (option == "--memory-limit-mb")
             memoryLimitMb = std::strtoull(argv[i + 1], nullptr, 10);
     }
-    if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
-        const char message[] = "symdex-worker: started by the symdex indexer only (no --fd)\n";
+    if (fd < 0 || fcntl(fd, F_GETFD) < 0 || reachedFd < 0 || fcntl(reachedFd, F_GETFD) < 0) {
+        const char message[] = "symdex-worker: started by the symdex indexer only\n";
         (void)!write(2, message, sizeof message - 1);
         return 2;
     }
-    return symdex::runParseWorker(fd, memoryLimitMb);
+    return symdex::runParseWorker(fd, reachedFd, memoryLimitMb);
 }

@@ -74,7 +74,8 @@ std::string encodeParseRequest(const ParseRequest& request) {
     std::string out;
     Writer w(out);
     w.varint(request.rank);
-    w.byte(uint8_t(request.indexMacros) | uint8_t(request.skipParsedBodies) << 1);
+    w.byte(uint8_t(request.indexMacros) | uint8_t(request.skipParsedBodies) << 1 |
+           uint8_t(request.denialsHold) << 2);
     w.string(request.command.file);
     w.string(request.command.directory);
     w.varint(request.command.arguments.size());
@@ -90,6 +91,7 @@ std::optional<ParseRequest> decodeParseRequest(std::string_view bytes) {
     const uint8_t flags = r.byte();
     request.indexMacros = flags & 1;
     request.skipParsedBodies = flags & 2;
+    request.denialsHold = flags & 4;
     request.command.file = r.string();
     request.command.directory = r.string();
     const uint64_t n = r.varint();

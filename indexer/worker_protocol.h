@@ -25,12 +25,22 @@ enum class WorkerMessage : uint8_t {
     Result = 4,      ///< worker -> parent: IndexedTu
 };
 
+/// Besides the socket, a worker appends the path of every file its parse reaches, one per line,
+/// to a memory file (fd 4, O_APPEND) the parent truncates before each TU: what the parent needs
+/// for the record of a TU whose worker died, at the cost of a write(2) per file and no wake-up
+/// of the parent.
+
 /// What a worker needs to parse one TU.
 struct ParseRequest {
     CompileCommand command;
     uint64_t rank = 0;
     bool indexMacros = true;
     bool skipParsedBodies = true;
+    /// A claim refused to a rank stays refused to every higher rank of the run (header_claims.h:
+    /// a file goes to the lowest rank that reaches it), so the worker may remember refusals
+    /// across the TUs it parses in rank order instead of asking again. Not so for the re-parses
+    /// that recover orphaned headers, each of which is granted its own set.
+    bool denialsHold = false;
 };
 
 /// Frames larger than this are refused (a TU's result is a few MB at most).

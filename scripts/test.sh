@@ -19,8 +19,10 @@ tbb_libdir=$("$root/scripts/tsan-tbb.sh" | tail -n1)
 BUILD_TYPE=Debug BUILD_DIR="$root/build-thread" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=thread -DSYMDEX_TESTS_ONLY=ON -DSYMDEX_TSAN_TBB_LIBDIR="$tbb_libdir"
 # The whole point of that libtbb: make sure the tests really load it.
-for binary in tests/index_test cli/symdexd; do
-  ldd "$root/build-thread/$binary" | grep -q "$tbb_libdir/libtbb.so.12" ||
+for binary in tests/index_test cli/symdexd cli/symdex-worker; do
+  # Not `ldd | grep -q`: grep's early exit can kill ldd with SIGPIPE, and pipefail fails the check.
+  libraries=$(ldd "$root/build-thread/$binary")
+  grep -q "$tbb_libdir/libtbb.so.12" <<<"$libraries" ||
     { echo "test.sh: the TSan $binary does not load $tbb_libdir/libtbb.so.12" >&2; exit 1; }
 done
 (cd "$root/build-thread" && ctest -j"$jobs" --output-on-failure)

@@ -97,7 +97,15 @@ TEST_CASE("a TU that overflows libclang's stack fails alone and is not parsed ag
     CHECK(second.tusParsed == 0);
     CHECK(second.tusUpToDate == 3);
 
-    // Once it changes, it is.
+    // The record lists what it read before it crashed (the worker's report survives it): a
+    // changed header makes it parse again, with every other TU that reads it.
+    CHECK(deep->fileIds.size() == 2);
+    test::writeFile(tree.dir / "h.h", "#pragma once\nint shared(int);\nint moreShared();\n");
+    IndexSummary afterHeader = tree.index({}, flags);
+    CHECK(afterHeader.tusParsed == 3);
+    CHECK(afterHeader.tusCrashed == 1);
+
+    // Once it changes, it parses.
     test::writeFile(tree.dir / "deep.cpp", deepTemplates(50));
     IndexSummary third = tree.index({}, flags);
     CHECK(third.tusParsed == 1);
