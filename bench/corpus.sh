@@ -6,7 +6,7 @@
 #   dir=$(bench/corpus.sh leveldb | tail -n1)
 set -euo pipefail
 
-readonly KNOWN="leveldb rocksdb"
+readonly KNOWN="leveldb rocksdb fmt"
 
 script_dir=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd -- "$script_dir/.." && pwd)
@@ -104,6 +104,13 @@ configure_rocksdb() {
         -DFAIL_ON_WARNINGS=OFF -DWITH_LIBURING=OFF
 }
 
+configure_fmt() {
+    local top=$1
+    # {fmt} with its tests (they bundle their own GoogleTest): a template-heavy header library,
+    # the names check's second corpus (bench/name_agreement.cpp).
+    cmake_configure "$top" -DFMT_TEST=ON -DFMT_DOC=OFF -DFMT_INSTALL=OFF
+}
+
 name=""
 dest=""
 force=0
@@ -123,6 +130,7 @@ done
 case $name in
     leveldb) ;;  # Google's LSM key-value store, ~1.23: small CMake C++ library (+ tests, benchmarks)
     rocksdb) ;;  # Facebook's leveldb fork: several hundred C++ TUs, CMake
+    fmt) ;;      # {fmt} (Debian source package fmtlib): formatting library, CMake
     *) die "unknown corpus '$name'; known: $KNOWN" ;;
 esac
 
@@ -140,7 +148,9 @@ fi
 
 [ "$force" -eq 1 ] && rm -rf "$top"
 if [ ! -f "$top/src/.symdex-source" ]; then
-    fetch_source "$name" "$top"
+    # The Debian source package of each corpus, where its name differs.
+    case $name in fmt) package=fmtlib ;; *) package=$name ;; esac
+    fetch_source "$package" "$top"
 fi
 "configure_$name" "$top"
 validate "$db" "$top/build"

@@ -96,6 +96,14 @@ bool parseIndexPriorityOption(const QString& value, bool byDefault) {
     return *low;
 }
 
+std::chrono::milliseconds parseTuTimeout(const QString& value) {
+    std::optional<std::chrono::milliseconds> timeout = symdex::parseTuTimeout(value.toStdString());
+    if (!timeout)
+        throw UsageError{"--tu-timeout needs whole seconds from 0 (no limit) to 86400, not '" +
+                         value.toStdString() + "'"};
+    return *timeout;
+}
+
 std::string displayPath(const std::string& path) {
     static const std::string cwd = std::filesystem::current_path().string() + "/";
     if (path.size() > cwd.size() && path.compare(0, cwd.size(), cwd) == 0)

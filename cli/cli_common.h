@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QStringList>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -54,6 +55,8 @@ unsigned parseThreadCount(const QString& value);
 LockMode parseLockModeOption(const QString& value);
 /// An --index-priority value: true for "low", false for "normal", `byDefault` when empty.
 bool parseIndexPriorityOption(const QString& value, bool byDefault);
+/// A --tu-timeout value in seconds (0: no limit).
+std::chrono::milliseconds parseTuTimeout(const QString& value);
 
 /// `path` relative to the current directory when it lies below it, else as is.
 std::string displayPath(const std::string& path);

@@ -3,10 +3,12 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "indexer/indexer.h"
+#include "store/lmdb.h"
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -114,6 +116,8 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
         std::printf("  (%zu headers of failed TUs were extracted by re-parsing a TU that "
                     "includes them)\n",
                     s.headersRecovered);
+    if (!s.isolationNote.empty())
+        std::printf("  note: %s\n", s.isolationNote.c_str());
     std::printf("  TUs with errors: %zu, failed: %zu, crashed: %zu", s.tusWithErrors, s.tusFailed,
                 s.tusCrashed);
     if (s.tusRemoved || s.filesRemoved)
@@ -139,6 +143,8 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
         if (f.errorCount)
             std::printf(", %u error%s; first: %s", f.errorCount, f.errorCount == 1 ? "" : "s",
                         f.firstError.c_str());
+        else if (!f.firstError.empty())
+            std::printf(": %s", f.firstError.c_str());
         std::printf("\n");
     }
 }
@@ -174,6 +180,43 @@ void printLockStats(const IndexSummary& s, LockMode mode) {
                 withThousands(s.commits.mapGrowths).c_str());
 }
 
+/// "DIR.broken-20261123-114501" (with "-2", "-3"... if taken).
+std::filesystem::path asideName(const std::filesystem::path& dir) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+    const std::string base = dir.string() + ".broken-" + stamp;
+    std::filesystem::path aside = base;
+    for (int n = 2; std::filesystem::exists(aside); ++n)
+        aside = base + "-" + std::to_string(n);
+    return aside;
+}
+
+/// --rebuild: an empty store in `options.directory`. A store that cannot be opened because of
+/// what it holds is kept for inspection under another name; a healthy one is emptied.
+std::unique_ptr<SymbolStore> openRebuilt(StoreOptions options) {
+    try {
+        SymbolStore::open(options).reset(); // healthy: emptied below, under the writer lock
+    } catch (const StoreError& e) {
+        if (e.kind() != StoreError::Kind::Damaged && e.kind() != StoreError::Kind::WrongVersion)
+            throw;
+        const std::filesystem::path aside = asideName(options.directory);
+        std::error_code ec;
+        std::filesystem::rename(options.directory, aside, ec);
+        if (ec)
+            throw StoreError("cannot move the store '" + options.directory.string() + "' to '" +
+                             aside.string() + "': " + ec.message());
+        std::fprintf(stderr,
+                     "symdex index: %s\n"
+                     "symdex index: moved it to '%s'; indexing from scratch\n",
+                     e.what(), aside.c_str());
+    }
+    options.startEmpty = true;
+    return SymbolStore::open(options);
+}
+
 } // namespace
 
 int runIndex(const QStringList& args) {
@@ -182,6 +225,9 @@ int runIndex(const QStringList& args) {
     parser.addOption(
         QCommandLineOption("threads", "Parsing threads (default: all hardware threads).", "N"));
     parser.addOption(QCommandLineOption("force", "Re-parse every TU, even those up to date."));
+    parser.addOption(QCommandLineOption(
+        "rebuild", "Index from scratch into an empty store. A store that cannot be opened "
+                   "(damaged, or another format version) is first moved aside."));
     parser.addOption(
         QCommandLineOption("session",
                            "libclang body-skipping session: per-thread (default), none, or shared "
@@ -203,6 +249,16 @@ int runIndex(const QStringList& args) {
         "normal (default), or low: parse threads under SCHED_IDLE, so that other work gets the CPU "
         "first (what the daemon does).",
         "PRIORITY"));
+    parser.addOption(QCommandLineOption(
+        "isolation",
+        "process (default): each TU is parsed in a symdex-worker process, so that a TU that "
+        "crashes or hangs libclang fails alone; none: parse in this process.",
+        "MODE"));
+    parser.addOption(QCommandLineOption(
+        "tu-timeout",
+        "Stop a TU's parse after this many seconds and record it as crashed (default 300; 0: no "
+        "limit).",
+        "SECONDS"));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
     if (!parseCommandLine(parser, args,
@@ -225,6 +281,16 @@ int runIndex(const QStringList& args) {
         options.session = SessionMode::None;
     else
         throw UsageError{"--session must be per-thread, shared or none"};
+    const QString isolation = parser.value("isolation");
+    if (isolation.isEmpty() || isolation == "process")
+        options.isolation = Isolation::Process;
+    else if (isolation == "none")
+        options.isolation = Isolation::InProcess;
+    else
+        throw UsageError{"--isolation must be process or none, not '" + isolation.toStdString() +
+                         "'"};
+    if (parser.isSet("tu-timeout"))
+        options.tuTimeout = parseTuTimeout(parser.value("tu-timeout"));
     options.force = parser.isSet("force");
     options.indexMacros = !parser.isSet("no-macros");
 
@@ -240,7 +306,8 @@ int runIndex(const QStringList& args) {
                              parser.value("batch").toStdString() + "'"};
         storeOptions.batchMaxFiles = size_t(batch);
     }
-    std::unique_ptr<SymbolStore> store = SymbolStore::open(storeOptions);
+    std::unique_ptr<SymbolStore> store =
+        parser.isSet("rebuild") ? openRebuilt(storeOptions) : SymbolStore::open(storeOptions);
     Indexer indexer(*store, options);
     IndexSummary summary;
     {

@@ -72,10 +72,10 @@ void Connection::pump() {
 
 void Connection::handleBody(const QByteArray& body) {
     RpcError error{};
-    QJsonValue id;
+    RequestId id;
     std::optional<Message> message = parseMessage(body, &error, &id);
     if (!message) {
-        send(makeError(id, error.code, error.message));
+        sendFramed(frameError(id, error.code, error.message));
         return;
     }
     if (message->isResponse()) {
@@ -91,17 +91,17 @@ bool Connection::handleLifecycle(Message& m) {
         if (!m.hasId())
             return true;
         if (initialized_) {
-            send(makeError(m.id, kInvalidRequest, "initialize was already called"));
+            sendFramed(frameError(m.id, kInvalidRequest, "initialize was already called"));
             return true;
         }
         if (!m.params.isUndefined() && !m.params.isObject()) {
-            send(makeError(m.id, kInvalidParams, "'params' must be an object"));
+            sendFramed(frameError(m.id, kInvalidParams, "'params' must be an object"));
             return true;
         }
         const QJsonObject caps = m.params.toObject().value("capabilities").toObject();
         clientSupportsProgress_ =
             caps.value("window").toObject().value("workDoneProgress").toBool(false);
-        send(makeResult(m.id, initializeResult(m.params, &encoding_)));
+        sendFramed(frameResult(m.id, initializeResult(m.params, &encoding_)));
         initialized_ = true;
         if (server_.indexing())
             indexRunStarted(server_.currentRun());
@@ -112,7 +112,7 @@ bool Connection::handleLifecycle(Message& m) {
     if (method == "shutdown") {
         shutdown_ = true;
         if (m.hasId())
-            send(makeResult(m.id, QJsonValue::Null));
+            sendFramed(frameResult(m.id, QJsonValue::Null));
         return true;
     }
     if (method == "exit") {
@@ -121,7 +121,7 @@ bool Connection::handleLifecycle(Message& m) {
         return true;
     }
     if (method == "$/cancelRequest") {
-        cancel(m.params);
+        cancel(m);
         return true;
     }
     return false;
@@ -141,20 +141,22 @@ void Connection::dispatch(Message&& m) {
         return;
     }
     if (shutdown_) {
-        send(makeError(m.id, kInvalidRequest, "shutdown was requested: only 'exit' is accepted"));
+        sendFramed(
+            frameError(m.id, kInvalidRequest, "shutdown was requested: only 'exit' is accepted"));
         return;
     }
     if (!spec) {
-        send(makeError(m.id, kMethodNotFound, "unknown method '" + m.method + "'"));
+        sendFramed(frameError(m.id, kMethodNotFound, "unknown method '" + m.method + "'"));
         return;
     }
     if (spec->needsInitialize && !initialized_) {
-        send(makeError(m.id, kServerNotInitialized, "'" + m.method + "' before 'initialize'"));
+        sendFramed(
+            frameError(m.id, kServerNotInitialized, "'" + m.method + "' before 'initialize'"));
         return;
     }
     const QString key = idKey(m.id);
     if (pending_.contains(key)) {
-        send(makeError(m.id, kInvalidRequest, "a request with this id is still pending"));
+        sendFramed(frameError(m.id, kInvalidRequest, "a request with this id is still pending"));
         return;
     }
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -163,16 +165,20 @@ void Connection::dispatch(Message&& m) {
     server_.run(*this, *spec, std::move(m), encoding_, std::move(cancelled));
 }
 
-void Connection::cancel(const QJsonValue& params) {
-    const QJsonValue id = params.toObject().value("id");
-    if (!id.isString() && !id.isDouble())
+void Connection::cancel(const Message& m) {
+    const QJsonValue value = m.params.toObject().value("id");
+    if (!value.isString() && !value.isDouble())
         return; // a notification: nothing to answer, malformed or not
+    std::optional<QByteArrayView> text;
+    if (std::optional<QByteArrayView> params = jsonMemberText(m.body, u"params"))
+        text = jsonMemberText(*params, u"id");
+    const RequestId id = requestId(value, text);
     auto it = pending_.find(idKey(id));
     if (it == pending_.end())
         return; // answered already, or never sent
     it->second->store(true);
     pending_.erase(it);
-    send(makeError(id, kRequestCancelled, "request cancelled"));
+    sendFramed(frameError(id, kRequestCancelled, "request cancelled"));
 }
 
 void Connection::complete(const QString& key, const QByteArray& reply) {
@@ -189,7 +195,7 @@ void Connection::complete(const QString& key, const QByteArray& reply) {
 
 void Connection::handleResponse(const Message& m) {
     // The only requests this server sends are window/workDoneProgress/create.
-    if (m.id.toString() != progressToken_ || progress_ != Progress::Creating)
+    if (m.id.value.toString() != progressToken_ || progress_ != Progress::Creating)
         return;
     if (m.raw.contains("error")) {
         progress_ = Progress::None;

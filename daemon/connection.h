@@ -61,7 +61,7 @@ private:
     void dispatch(Message&& message);
     bool handleLifecycle(Message& message);
     void handleResponse(const Message& message);
-    void cancel(const QJsonValue& params);
+    void cancel(const Message& cancelRequest);
     void failFraming(const std::string& error);
 
     enum class Progress { None, Creating, Active };

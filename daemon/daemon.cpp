@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 
 #include <cstdio>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace symdex::daemon {
@@ -20,7 +21,20 @@ Daemon::Daemon(DaemonOptions options, QObject* parent)
     : QObject(parent), options_(std::move(options)) {
     progressTimer_.setInterval(options_.progressInterval);
     connect(&progressTimer_, &QTimer::timeout, this, &Daemon::reportProgress);
+    storeCheckTimer_.setInterval(std::chrono::seconds(1));
+    connect(&storeCheckTimer_, &QTimer::timeout, this, &Daemon::checkStore);
 }
+
+namespace {
+
+std::optional<std::pair<dev_t, ino_t>> fileId(const std::filesystem::path& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+        return std::nullopt;
+    return std::make_pair(st.st_dev, st.st_ino);
+}
+
+} // namespace
 
 Daemon::~Daemon() {
     stop();
@@ -71,6 +85,14 @@ bool Daemon::start(std::string* error) {
         *error = e.what();
         return false;
     }
+    const auto directoryId = fileId(options_.store);
+    const auto dataId = fileId(options_.store / "data.mdb");
+    if (!directoryId || !dataId) {
+        *error = "cannot stat the store '" + options_.store.string() + "' or its data.mdb";
+        return false;
+    }
+    storeDirectoryId_ = *directoryId;
+    dataFileId_ = *dataId;
     mailbox_ = std::make_unique<Mailbox>();
     IndexService::Callbacks callbacks;
     callbacks.started = [this](uint64_t run) { mailbox_->post([this, run] { runStarted(run); }); };
@@ -79,7 +101,8 @@ bool Daemon::start(std::string* error) {
     };
     indexer_ = std::make_unique<IndexService>(
         *store_,
-        IndexServiceOptions{options_.database, options_.indexThreads, options_.lowIndexPriority},
+        IndexServiceOptions{options_.database, options_.indexThreads, options_.lowIndexPriority,
+                            options_.tuTimeout},
         callbacks);
     context_.reset(new ServerContext{*store_, *indexer_, root_, options_.store.string(),
                                      socketPath_, nullptr});
@@ -93,19 +116,57 @@ bool Daemon::start(std::string* error) {
     watcher_ = std::make_unique<Watcher>(options_.debounce, [this](std::vector<std::string> paths) {
         std::fprintf(stderr, "symdexd: %zu file(s) changed, first %s\n", paths.size(),
                      paths.front().c_str());
-        indexer_->request(std::move(paths), false);
+        checkStore(); // no run into a store that is gone
+        if (!storeLost_)
+            indexer_->request(std::move(paths), false);
     });
     watcher_->setFiles({databaseFile_});
     std::fprintf(stderr, "symdexd: pid %d serving %s on %s (root %s, database %s)\n",
                  int(::getpid()), options_.store.c_str(), socketPath_.c_str(), root_.c_str(),
                  options_.database.c_str());
     indexer_->start();
+    storeCheckTimer_.start();
     return true;
+}
+
+bool Daemon::storeInPlace(std::string* why) const {
+    // The directory first: when it is gone, that is the clearest thing to say.
+    const std::filesystem::path data = options_.store / "data.mdb";
+    const auto directoryId = fileId(options_.store);
+    if (directoryId != storeDirectoryId_) {
+        *why = "'" + options_.store.string() + "' " +
+               (directoryId ? "is another directory now" : "was deleted");
+        return false;
+    }
+    if (!lock_->stillInPlace(why))
+        return false;
+    const auto dataId = fileId(data);
+    if (dataId != dataFileId_) {
+        *why = "'" + data.string() + "' " + (dataId ? "is another file now" : "was deleted");
+        return false;
+    }
+    return true;
+}
+
+void Daemon::checkStore() {
+    if (storeLost_ || stopped_ || !lock_)
+        return;
+    std::string why;
+    if (storeInPlace(&why))
+        return;
+    storeLost_ = true;
+    storeCheckTimer_.stop();
+    std::fprintf(stderr,
+                 "symdexd: the store '%s' was deleted or replaced (%s); exiting so that no "
+                 "client is answered from it and a new daemon can start\n",
+                 options_.store.c_str(), why.c_str());
+    emit storeLost();
 }
 
 void Daemon::runStarted(uint64_t run) {
     if (!server_)
         return;
+    checkStore(); // a run was asked for (symdex/index, didSave): stop it if the store is gone
     server_->indexRunStarted(run);
     progressTimer_.start();
 }
@@ -130,6 +191,16 @@ void Daemon::runFinished(const IndexRunReport& report) {
         std::fprintf(stderr, "symdexd: run %llu: parsed %zu of %zu TUs in %.2f s%s\n",
                      static_cast<unsigned long long>(report.run), s.tusParsed, s.tusTotal,
                      s.wallSeconds, s.cancelled ? " (cancelled)" : "");
+    // A TU that failed or crashed is logged once, by the run that met it, with the reason.
+    for (const TuFailure& f : s.failures)
+        if (f.status == TuStatus::Failed || f.status == TuStatus::Crashed)
+            std::fprintf(stderr, "symdexd: run %llu: %s %s: %s\n",
+                         static_cast<unsigned long long>(report.run), f.file.c_str(),
+                         std::string(tuStatusName(f.status)).c_str(),
+                         f.firstError.empty() ? "(no reason given)" : f.firstError.c_str());
+    if (!s.isolationNote.empty())
+        std::fprintf(stderr, "symdexd: run %llu: %s\n", static_cast<unsigned long long>(report.run),
+                     s.isolationNote.c_str());
     server_->indexRunFinished(report.error.empty() ? QString("%1 TUs parsed").arg(s.tusParsed)
                                                    : QString::fromStdString(report.error));
     server_->broadcast(makeNotification("symdex/reindexed", runReportJson(report)));
@@ -143,6 +214,7 @@ void Daemon::stop() {
         return;
     stopped_ = true;
     progressTimer_.stop();
+    storeCheckTimer_.stop();
     watcher_.reset();
     if (server_)
         server_->close(); // no new requests
@@ -160,8 +232,7 @@ void Daemon::stop() {
     context_.reset();
     mailbox_.reset();
     store_.reset();
-    if (lock_) {
-        ::unlink(socketPath_.c_str());
+    if (lock_) { // the socket file went with server_
         lock_.reset();
         std::fprintf(stderr, "symdexd: stopped\n");
     }

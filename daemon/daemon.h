@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <sys/types.h>
+#include <utility>
 
 namespace symdex {
 class SymbolStore;
@@ -39,6 +41,8 @@ struct DaemonOptions {
     /// --index-priority low (the default: the parse threads run under SCHED_IDLE, as clangd's
     /// background index does, so queries never wait for the CPU) or normal.
     bool lowIndexPriority = true;
+    /// --tu-timeout: a parse running longer is stopped, its TU recorded as crashed.
+    std::chrono::milliseconds tuTimeout{std::chrono::minutes(5)};
     /// Query worker threads (--query-threads); 0: max(2, hardware threads).
     unsigned queryThreads = 0;
     /// The socket (--socket); empty: a per-store name in socketDirectory(). Its directory must be
@@ -65,11 +69,20 @@ public:
 
     const std::string& socketPath() const { return socketPath_; }
 
+signals:
+    /// The store directory, its lock or its data file was deleted or replaced (logged already).
+    /// Serving on would answer from files nobody else can see and let a second daemon start on
+    /// the same path, so the owner stops the daemon and exits non-zero.
+    void storeLost();
+
 private:
     bool resolvePaths(std::string* error);
     void runStarted(uint64_t run);
     void runFinished(const IndexRunReport& report);
     void reportProgress();
+    /// Emits storeLost() (once) if the store is no longer the one opened. Cheap: three stat calls.
+    void checkStore();
+    bool storeInPlace(std::string* why) const;
 
     DaemonOptions options_;
     std::string root_;
@@ -83,6 +96,11 @@ private:
     std::unique_ptr<Server> server_;
     std::unique_ptr<Watcher> watcher_;
     QTimer progressTimer_;
+    /// Identities (st_dev, st_ino) of the store directory and its data file as opened.
+    std::pair<dev_t, ino_t> storeDirectoryId_{};
+    std::pair<dev_t, ino_t> dataFileId_{};
+    QTimer storeCheckTimer_;
+    bool storeLost_ = false;
     bool stopped_ = false;
 };
 

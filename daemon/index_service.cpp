@@ -107,6 +107,7 @@ IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trig
         IndexOptions indexOptions;
         indexOptions.threads = options_.threads;
         indexOptions.lowPriority = options_.lowPriority;
+        indexOptions.tuTimeout = options_.tuTimeout;
         indexOptions.force = force;
         indexOptions.cancel = &stopping_;
         Indexer indexer(store_, indexOptions);

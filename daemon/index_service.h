@@ -8,6 +8,7 @@
 #include "store/symbol_store.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -31,6 +32,8 @@ struct IndexServiceOptions {
     unsigned threads = 0;
     /// Parse under SCHED_IDLE (IndexOptions::lowPriority), so queries get the CPU first.
     bool lowPriority = true;
+    /// IndexOptions::tuTimeout (--tu-timeout).
+    std::chrono::milliseconds tuTimeout{std::chrono::minutes(5)};
 };
 
 /// What one run did, for notifications and symdex/status.

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sstream>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace symdex::daemon {
@@ -58,7 +59,7 @@ std::optional<InstanceLock> InstanceLock::acquire(const std::filesystem::path& s
         ::close(fd);
         return std::nullopt;
     }
-    return InstanceLock(fd);
+    return InstanceLock(fd, path);
 }
 
 InstanceLock::~InstanceLock() {
@@ -68,6 +69,23 @@ InstanceLock::~InstanceLock() {
     // from a file nobody holds.
     [[maybe_unused]] int rc = ::ftruncate(fd_, 0);
     ::close(fd_);
+}
+
+bool InstanceLock::stillInPlace(std::string* why) const {
+    struct stat held, named;
+    if (::fstat(fd_, &held) != 0) {
+        *why = "cannot stat the lock '" + path_ + "': " + std::strerror(errno);
+        return false;
+    }
+    if (::stat(path_.c_str(), &named) != 0) {
+        *why = "'" + path_ + "' " + (errno == ENOENT ? "was deleted" : std::strerror(errno));
+        return false;
+    }
+    if (held.st_dev != named.st_dev || held.st_ino != named.st_ino) {
+        *why = "'" + path_ + "' is another file now";
+        return false;
+    }
+    return true;
 }
 
 std::optional<DaemonInfo> findDaemon(const std::filesystem::path& storeDirectory) {

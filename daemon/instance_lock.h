@@ -23,16 +23,25 @@ public:
     /// `socketPath`. Fails with a message naming the running daemon's pid and socket.
     static std::optional<InstanceLock> acquire(const std::filesystem::path& storeDirectory,
                                                const std::string& socketPath, std::string* error);
-    InstanceLock(InstanceLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+    InstanceLock(InstanceLock&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
+        other.fd_ = -1;
+    }
     InstanceLock& operator=(InstanceLock&& other) noexcept {
         std::swap(fd_, other.fd_);
+        std::swap(path_, other.path_);
         return *this;
     }
     ~InstanceLock();
 
+    /// Whether the lock file's path still names the file this lock holds. A lock on a file that
+    /// was deleted or replaced keeps out nobody: a new daemon would lock the new file. False and
+    /// *why ("'PATH' was deleted" / "... is another file now") when it does not.
+    bool stillInPlace(std::string* why) const;
+
 private:
-    explicit InstanceLock(int fd) : fd_(fd) {}
+    InstanceLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
     int fd_;
+    std::string path_; ///< the lock file
 };
 
 /// The daemon serving `storeDirectory`, if one runs (its lock is held). nullopt when none does,

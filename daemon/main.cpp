@@ -25,7 +25,10 @@ unsigned countOption(const QCommandLineParser& parser, const char* name, int max
     return unsigned(n);
 }
 
-/// Runs the daemon until SIGTERM or SIGINT; the process's exit status.
+/// The exit status when the store was deleted or replaced under the daemon (docs/protocol.md).
+constexpr int kStoreLostStatus = 3;
+
+/// Runs the daemon until SIGTERM or SIGINT, or until its store is gone; the exit status.
 int serve(QCoreApplication& app, symdex::daemon::Daemon& daemon) {
     symdex::daemon::TerminationSignals termination;
     QObject::connect(&termination, &symdex::daemon::TerminationSignals::received, &app,
@@ -34,6 +37,14 @@ int serve(QCoreApplication& app, symdex::daemon::Daemon& daemon) {
                          daemon.stop();
                          QCoreApplication::exit(0);
                      });
+    // Queued: the check may run inside a watcher callback, and stop() destroys the watcher.
+    QObject::connect(
+        &daemon, &symdex::daemon::Daemon::storeLost, &app,
+        [&] {
+            daemon.stop();
+            QCoreApplication::exit(kStoreLostStatus);
+        },
+        Qt::QueuedConnection);
     std::string error;
     if (!daemon.start(&error)) {
         std::fprintf(stderr, "symdexd: %s\n", error.c_str());
@@ -70,6 +81,10 @@ int main(int argc, char** argv) {
          "must be private (0700).",
          "PATH"},
         {"debounce", "Milliseconds to wait after the last file change (default 200).", "MS"},
+        {"tu-timeout",
+         "Stop a TU's parse after this many seconds and record it as crashed (default 300; 0: "
+         "no limit).",
+         "SECONDS"},
     });
     parser.process(app);
     if (!parser.positionalArguments().isEmpty()) {
@@ -93,6 +108,18 @@ int main(int argc, char** argv) {
             return 2;
         }
         options.lowIndexPriority = *low;
+    }
+    if (parser.isSet("tu-timeout")) {
+        const QString value = parser.value("tu-timeout");
+        const auto timeout = symdex::parseTuTimeout(value.toStdString());
+        if (!timeout) {
+            std::fprintf(stderr,
+                         "symdexd: --tu-timeout needs whole seconds from 0 (no limit) to 86400, "
+                         "not '%s'\n",
+                         qPrintable(value));
+            return 2;
+        }
+        options.tuTimeout = *timeout;
     }
     options.socketPath = parser.value("socket").toStdString();
     if (parser.isSet("debounce"))

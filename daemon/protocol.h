@@ -4,9 +4,11 @@
 #pragma once
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QString>
+#include <QStringView>
 
 #include <cstddef>
 #include <optional>
@@ -70,27 +72,50 @@ private:
 QByteArray frame(const QByteArray& json);
 QByteArray frame(const QJsonObject& message);
 
+/// A request id as the client wrote it. The answer must carry the same id, but QJsonValue holds
+/// numbers as doubles: 2^70 or 0.1 would go back spelled differently, a big integer changed. So
+/// a number also keeps its JSON text, and answers write that text byte for byte.
+struct RequestId {
+    QJsonValue value;  ///< a string, a number or null; undefined when absent (a notification)
+    QByteArray number; ///< the number's text as received; empty unless `value` is a number
+    bool isUndefined() const { return value.isUndefined(); }
+};
+
+/// The id `value`, whose JSON text in the message was `text` (nullopt when not found).
+RequestId requestId(const QJsonValue& value, std::optional<QByteArrayView> text);
+
 /// One parsed message: a request (method and id), a notification (method, no id) or a response
 /// to a request the server sent (id, no method).
 struct Message {
-    QJsonValue id; ///< undefined for notifications
+    RequestId id; ///< undefined for notifications
     QString method;
     QJsonValue params; ///< undefined when absent
     QJsonObject raw;
+    QByteArray body; ///< the message as received, for ids nested in params ($/cancelRequest)
     bool hasId() const { return !id.isUndefined(); }
     bool isResponse() const { return method.isEmpty() && hasId(); }
 };
 
 /// Parses a message body; on failure returns nullopt and sets *error to the JSON-RPC error to
-/// send back (with the request's id when one could be read).
-std::optional<Message> parseMessage(const QByteArray& body, RpcError* error, QJsonValue* id);
+/// send back (with the request's id when one could be read, else null).
+std::optional<Message> parseMessage(const QByteArray& body, RpcError* error, RequestId* id);
 
+/// The JSON text of member `key` of `object` (the text of a JSON object, already known to be
+/// valid JSON), or nullopt. With duplicate keys the last wins, as in QJsonDocument.
+std::optional<QByteArrayView> jsonMemberText(QByteArrayView object, QStringView key);
+
+/// A response to `id`, framed, with the id written exactly as the client sent it.
+QByteArray frameResult(const RequestId& id, const QJsonValue& result);
+QByteArray frameError(const RequestId& id, int code, const QString& message);
+
+/// Messages for clients and tests, where ids are plain JSON values.
 QJsonObject makeResult(const QJsonValue& id, const QJsonValue& result);
 QJsonObject makeError(const QJsonValue& id, int code, const QString& message);
 QJsonObject makeNotification(const QString& method, const QJsonValue& params);
 QJsonObject makeRequest(const QJsonValue& id, const QString& method, const QJsonValue& params);
 
-/// A request id as a map key: numbers and strings never collide ("1" vs 1).
-QString idKey(const QJsonValue& id);
+/// A request id as a map key: numbers and strings never collide ("1" vs 1), and numbers compare
+/// by their text, so 2^70 and 2^70 + 1 are two ids although one double holds both.
+QString idKey(const RequestId& id);
 
 } // namespace symdex::daemon

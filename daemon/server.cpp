@@ -4,9 +4,13 @@
 
 #include <QJsonDocument>
 
+#include <cerrno>
 #include <cstdio>
-#include <sys/stat.h>
+#include <cstring>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
+#include <variant>
 
 namespace symdex::daemon {
 
@@ -16,17 +20,18 @@ unsigned defaultQueryThreads() {
     return std::max(2u, std::thread::hardware_concurrency());
 }
 
-/// Runs a handler, turning every failure into a JSON-RPC error; never throws.
-QJsonObject answer(RequestContext& ctx, const MethodSpec& spec, const Message& m) {
+/// Runs a handler: its result, or every failure as a JSON-RPC error. Never throws.
+std::variant<QJsonValue, RpcError> answer(RequestContext& ctx, const MethodSpec& spec,
+                                          const Message& m) {
     try {
         ctx.checkCancelled();
-        return makeResult(m.id, spec.fn(ctx, m.params));
+        return spec.fn(ctx, m.params);
     } catch (const RpcError& e) {
-        return makeError(m.id, e.code, e.message);
+        return e;
     } catch (const StoreError& e) {
-        return makeError(m.id, kRequestFailed, QString("store error: ") + e.what());
+        return RpcError{kRequestFailed, QString("store error: ") + e.what()};
     } catch (const std::exception& e) {
-        return makeError(m.id, kInternalError, QString("internal error: ") + e.what());
+        return RpcError{kInternalError, QString("internal error: ") + e.what()};
     }
 }
 
@@ -35,9 +40,7 @@ QJsonObject answer(RequestContext& ctx, const MethodSpec& spec, const Message& m
 Server::Server(ServerContext& context, Mailbox& mailbox, ServerOptions options)
     : context_(context), mailbox_(mailbox), options_(options),
       workers_(std::make_unique<WorkerPool>(
-          options.queryThreads ? options.queryThreads : defaultQueryThreads(), "query")) {
-    connect(&server_, &QLocalServer::newConnection, this, &Server::accept);
-}
+          options.queryThreads ? options.queryThreads : defaultQueryThreads(), "query")) {}
 
 Server::~Server() {
     // Workers first: a task may still read figures() (symdex/status) or post to the mailbox.
@@ -46,21 +49,19 @@ Server::~Server() {
 }
 
 bool Server::listen(const std::string& path, std::string* error) {
-    const QString name = QString::fromStdString(path);
-    QLocalServer::removeServer(name); // a socket file left by a daemon that died
-    server_.setSocketOptions(QLocalServer::UserAccessOption);
-    server_.setListenBacklogSize(options_.listenBacklog);
-    if (!server_.listen(name)) {
-        *error = "cannot listen on '" + path + "': " + server_.errorString().toStdString();
+    // The socket is made here, not by QLocalServer: its listen() renames a fresh socket over
+    // whatever the path holds, and its close() removes the path even when it is no longer ours.
+    listener_ = ListenSocket::open(path, options_.listenBacklog, error);
+    if (!listener_)
         return false;
-    }
-    // UserAccessOption already creates it 0600; make sure whatever the umask was.
-    ::chmod(path.c_str(), 0600);
+    acceptNotifier_ = std::make_unique<QSocketNotifier>(listener_->fd(), QSocketNotifier::Read);
+    connect(acceptNotifier_.get(), &QSocketNotifier::activated, this, &Server::accept);
     return true;
 }
 
 void Server::close() {
-    server_.close();
+    acceptNotifier_.reset();
+    listener_.reset();
     for (auto& [id, connection] : connections_) {
         connection->disconnect(this);
         delete connection;
@@ -70,7 +71,23 @@ void Server::close() {
 }
 
 void Server::accept() {
-    while (QLocalSocket* socket = server_.nextPendingConnection()) {
+    while (listener_) {
+        const int fd = ::accept4(listener_->fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                std::fprintf(stderr, "symdexd: accept: %s\n", std::strerror(errno));
+            return;
+        }
+        auto* socket = new QLocalSocket;
+        if (!socket->setSocketDescriptor(fd)) {
+            std::fprintf(stderr, "symdexd: cannot adopt connection: %s\n",
+                         qPrintable(socket->errorString()));
+            delete socket;
+            ::close(fd);
+            continue;
+        }
         const uint64_t id = nextConnectionId_++;
         auto* connection = new Connection(id, socket, *this, options_.limits);
         connection->setParent(this);
@@ -95,13 +112,15 @@ void Server::run(Connection& connection, const MethodSpec& spec, Message&& messa
                     cancelled = std::move(cancelled)]() mutable {
         static const std::atomic<bool> kNeverCancelled{false};
         RequestContext ctx{context_, encoding, cancelled ? *cancelled : kNeverCancelled};
-        QJsonObject response = answer(ctx, spec, message);
+        std::variant<QJsonValue, RpcError> outcome = answer(ctx, spec, message);
+        const RpcError* failure = std::get_if<RpcError>(&outcome);
         QByteArray bytes;
         if (cancelled) // serialised here, not on the Qt thread
-            bytes = frame(response);
-        else if (response.contains("error"))
+            bytes = failure ? frameError(message.id, failure->code, failure->message)
+                            : frameResult(message.id, std::get<QJsonValue>(outcome));
+        else if (failure)
             std::fprintf(stderr, "symdexd: notification %s: %s\n", qPrintable(message.method),
-                         qPrintable(response["error"].toObject()["message"].toString()));
+                         qPrintable(failure->message));
         ++requestsAnswered_;
         mailbox_.post([this, connectionId, key, bytes = std::move(bytes)] {
             auto it = connections_.find(connectionId);

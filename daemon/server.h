@@ -1,18 +1,20 @@
-// The socket side of the daemon, on the Qt thread: a QLocalServer accepting connections, the
+// The socket side of the daemon, on the Qt thread: a listening socket accepting connections, the
 // query workers that answer them, and what the daemon tells every client (index runs). The Qt
 // thread only reads, parses, dispatches and writes; handlers run on the workers.
 #pragma once
 
 #include "daemon/connection.h"
 #include "daemon/handlers/handler.h"
+#include "daemon/listen_socket.h"
 #include "daemon/mailbox.h"
 #include "daemon/worker_pool.h"
 
-#include <QLocalServer>
 #include <QObject>
+#include <QSocketNotifier>
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -32,9 +34,10 @@ public:
     Server(ServerContext& context, Mailbox& mailbox, ServerOptions options);
     ~Server() override;
 
-    /// Listens on `path` (replacing a stale socket file), mode 0600. False and *error on failure.
+    /// Listens on `path`, mode 0600: replaces a stale socket, refuses a live one or a file that
+    /// is not a socket (ListenSocket). False and *error on failure.
     bool listen(const std::string& path, std::string* error);
-    /// Stops accepting and closes every connection.
+    /// Stops accepting (removing the socket file) and closes every connection.
     void close();
 
     /// Hands a request (cancelled != nullptr) or notification to a worker; the reply comes back
@@ -59,7 +62,8 @@ private:
     ServerContext& context_;
     Mailbox& mailbox_;
     const ServerOptions options_;
-    QLocalServer server_;
+    std::optional<ListenSocket> listener_;
+    std::unique_ptr<QSocketNotifier> acceptNotifier_;       // on listener_, destroyed before it
     std::unordered_map<uint64_t, Connection*> connections_; // owned (children)
     uint64_t nextConnectionId_ = 1;
     bool indexing_ = false;

@@ -11,7 +11,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <sys/stat.h>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace symdex {
@@ -20,21 +21,32 @@ namespace {
 
 struct TextPosition {
     int line = 1;
-    int column = 1;
+    int column = 1; ///< in bytes, like the compilers' messages
 };
 
-TextPosition positionOf(std::string_view text, size_t offset) {
-    TextPosition pos;
-    for (size_t i = 0; i < offset && i < text.size(); ++i) {
-        if (text[i] == '\n') {
-            ++pos.line;
-            pos.column = 1;
-        } else {
-            ++pos.column;
-        }
+/// Line and column of byte offsets in one text. The line starts are found once, so a database
+/// with hundreds of thousands of warning entries costs a binary search per warning, not a rescan
+/// of the text from its start.
+class LineIndex {
+public:
+    explicit LineIndex(std::string_view text) : size_(text.size()) {
+        lineStarts_.push_back(0);
+        for (size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1))
+            lineStarts_.push_back(i + 1);
     }
-    return pos;
-}
+
+    TextPosition positionOf(size_t offset) const {
+        offset = std::min(offset, size_);
+        // The last line start at or before the offset.
+        auto next = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
+        const size_t line = size_t(next - lineStarts_.begin());
+        return {int(line), int(offset - lineStarts_[line - 1]) + 1};
+    }
+
+private:
+    size_t size_;
+    std::vector<size_t> lineStarts_;
+};
 
 /// Byte offsets of the elements of a top-level JSON array, so errors can name an entry's line.
 /// Only called on text that already parsed as JSON.
@@ -135,12 +147,69 @@ std::string absolutePathFlag(const std::string& arg, const std::string& director
 }
 
 std::string readFile(const std::string& path, bool* ok) {
+    std::string text;
     std::ifstream in(path, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    *ok = in.good() || in.eof();
-    return buffer.str();
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (in && !ec) {
+        // One read into a buffer of the right size: a database can be hundreds of megabytes.
+        text.resize(size_t(size));
+        in.read(text.data(), std::streamsize(size));
+        text.resize(size_t(in.gcount()));
+    }
+    *ok = in.good() || (in.eof() && !ec);
+    return text;
 }
+
+/// canonicalPath() and a regular-file check for many sources in few directories. realpath(3)
+/// reads every component of every path (a readlink(2) each); here each directory is resolved once
+/// per load and each source costs one lstat(2). Equivalent to canonicalPath(), because a path
+/// whose last component is not a symlink resolves to its resolved directory plus that component.
+class SourceResolver {
+public:
+    struct Source {
+        std::string path; ///< as canonicalPath() gives it
+        bool isRegularFile = false;
+    };
+
+    /// `path` must be absolute and lexically normal (absolutePath()).
+    Source resolve(const std::string& path) {
+        const size_t slash = path.rfind('/');
+        if (slash == std::string::npos || slash + 1 == path.size())
+            return resolveSlowly(path);
+        const std::string directory = slash == 0 ? "/" : path.substr(0, slash);
+        auto [known, inserted] = directories_.try_emplace(directory);
+        if (inserted) {
+            std::error_code ec;
+            std::filesystem::path real = std::filesystem::canonical(directory, ec);
+            if (!ec)
+                known->second = real.string();
+        }
+        if (!known->second)
+            return {path, false}; // canonicalPath() leaves a path that does not exist alone
+        std::string resolved = *known->second;
+        if (resolved.back() != '/')
+            resolved.push_back('/');
+        resolved.append(path, slash + 1);
+        struct stat st;
+        if (::lstat(resolved.c_str(), &st) != 0)
+            return {path, false};
+        if (S_ISLNK(st.st_mode))
+            return resolveSlowly(path);
+        return {std::move(resolved), S_ISREG(st.st_mode)};
+    }
+
+private:
+    static Source resolveSlowly(const std::string& path) {
+        Source source{canonicalPath(path)};
+        std::error_code ec;
+        source.isRegularFile = std::filesystem::is_regular_file(source.path, ec);
+        return source;
+    }
+
+    /// Lexical directory -> its physical path; nullopt when it does not resolve.
+    std::unordered_map<std::string, std::optional<std::string>> directories_;
+};
 
 } // namespace
 
@@ -153,7 +222,39 @@ uint64_t CompileCommand::hash() const {
     return hash64(joined);
 }
 
+namespace {
+
+/// Whether lexically_normal() would leave `path` as it is: no empty, "." or ".." component and no
+/// trailing '/'. Nearly every path in a database is, and sending each through std::filesystem::path
+/// was a fifth of the load of a big one.
+bool isLexicallyNormal(std::string_view path) {
+    if (path == "/")
+        return true;
+    for (size_t start = !path.empty() && path.front() == '/' ? 1 : 0;;) {
+        const size_t end = path.find('/', start);
+        const std::string_view part = path.substr(start, end - start);
+        if (part.empty() || part == "." || part == "..")
+            return false;
+        if (end == std::string_view::npos)
+            return true;
+        start = end + 1;
+    }
+}
+
+} // namespace
+
 std::string absolutePath(std::string_view path, std::string_view base) {
+    if (isLexicallyNormal(path)) {
+        if (path.front() == '/')
+            return std::string(path);
+        if (base.starts_with('/') && isLexicallyNormal(base)) {
+            std::string joined(base);
+            if (joined != "/")
+                joined.push_back('/');
+            joined += path;
+            return joined;
+        }
+    }
     std::filesystem::path p(path);
     if (p.is_relative())
         p = std::filesystem::path(base) / p;
@@ -239,6 +340,10 @@ std::vector<std::string> parseArguments(std::vector<std::string> argv, const std
         if (arg == "-c" || arg == "-M" || arg == "-MM" || arg == "-MD" || arg == "-MMD" ||
             arg == "-MP" || arg == "-MG" || arg == "-Werror" || arg.starts_with("-Werror=") ||
             arg.starts_with("-Wp,-M") || (arg.starts_with("-o") && arg.size() > 2) ||
+            // Keeping the temporaries makes the driver plan one job per phase, and libclang
+            // then refuses the command: it wants a single compile job.
+            arg == "-save-temps" || arg == "--save-temps" || arg.starts_with("-save-temps=") ||
+            arg.starts_with("--save-temps=") ||
             ((arg.starts_with("-MF") || arg.starts_with("-MT") || arg.starts_with("-MQ")) &&
              arg.size() > 3))
             continue;
@@ -263,10 +368,10 @@ std::vector<std::string> parseArguments(std::vector<std::string> argv, const std
 std::optional<CompileDatabase>
 parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::string* error) {
     QJsonParseError parseError;
-    QJsonDocument doc =
-        QJsonDocument::fromJson(QByteArray(json.data(), qsizetype(json.size())), &parseError);
+    QJsonDocument doc = QJsonDocument::fromJson(
+        QByteArray::fromRawData(json.data(), qsizetype(json.size())), &parseError);
     if (parseError.error != QJsonParseError::NoError) {
-        TextPosition pos = positionOf(json, size_t(parseError.offset));
+        TextPosition pos = LineIndex(json).positionOf(size_t(parseError.offset));
         *error = jsonPath + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
                  ": invalid JSON: " + parseError.errorString().toStdString();
         return std::nullopt;
@@ -276,6 +381,7 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
         return std::nullopt;
     }
     const std::vector<size_t> offsets = topLevelElementOffsets(json);
+    const LineIndex lines(json);
     const std::string jsonDir =
         std::filesystem::path(absolutePath(jsonPath, std::filesystem::current_path().string()))
             .parent_path()
@@ -283,12 +389,13 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
     CompileDatabase db;
     db.path = jsonPath;
     std::unordered_set<std::string> seen;
+    SourceResolver sources;
     const QJsonArray entries = doc.array();
     for (qsizetype index = 0; index < entries.size(); ++index) {
         auto where = [&] {
             std::string at = jsonPath;
             if (size_t(index) < offsets.size()) {
-                TextPosition pos = positionOf(json, offsets[size_t(index)]);
+                TextPosition pos = lines.positionOf(offsets[size_t(index)]);
                 at += ':';
                 at += std::to_string(pos.line);
                 at += ':';
@@ -352,10 +459,10 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
             return std::nullopt;
         }
         CompileCommand cmd;
-        cmd.file = canonicalPath(absolutePath(file, directory));
+        SourceResolver::Source source = sources.resolve(absolutePath(file, directory));
+        cmd.file = std::move(source.path);
         cmd.directory = directory;
-        std::error_code ec;
-        if (!std::filesystem::is_regular_file(cmd.file, ec)) {
+        if (!source.isRegularFile) {
             db.warnings.push_back(where() + ": source file '" + cmd.file +
                                   "' does not exist; skipped");
             continue;

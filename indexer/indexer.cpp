@@ -2,6 +2,7 @@
 
 #include "indexer/file_stamps.h"
 #include "indexer/header_claims.h"
+#include "indexer/parse_worker.h"
 
 #include <tbb/concurrent_vector.h>
 #include <tbb/parallel_for.h>
@@ -25,6 +26,15 @@ namespace {
 
 double seconds(const timeval& tv) {
     return double(tv.tv_sec) + double(tv.tv_usec) / 1e6;
+}
+
+/// User and system CPU seconds of this process plus its reaped children (the parse workers).
+std::pair<double, double> cpuSeconds() {
+    rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    return {seconds(self.ru_utime) + seconds(children.ru_utime),
+            seconds(self.ru_stime) + seconds(children.ru_stime)};
 }
 
 /// Names a TBB worker thread `indexer-N` (visible in top -H, perf, gdb) when it starts parsing.
@@ -96,6 +106,16 @@ std::optional<bool> parseIndexPriority(std::string_view name) {
     return std::nullopt;
 }
 
+std::optional<std::chrono::milliseconds> parseTuTimeout(std::string_view seconds) {
+    if (seconds.empty() || seconds.size() > 6 ||
+        seconds.find_first_not_of("0123456789") != std::string_view::npos)
+        return std::nullopt;
+    const long value = std::stol(std::string(seconds));
+    if (value > 24 * 3600)
+        return std::nullopt;
+    return std::chrono::milliseconds(value * 1000);
+}
+
 Indexer::Indexer(SymbolStore& store, IndexOptions options)
     : store_(store), options_(options),
       threads_(options.threads ? options.threads
@@ -131,6 +151,8 @@ struct Indexer::Run {
     std::vector<size_t> order;                  ///< dirty TUs in schedule order: rank -> tu
     uint64_t generation = 0;
     ParseOptions parseOptions;
+    bool isolated = false;       ///< parses run in worker processes
+    WorkerOptions workerOptions; ///< when isolated
     // Per TU, each written only by the thread parsing it:
     std::vector<std::vector<std::string>> included;
     std::vector<TuRecord> results;
@@ -169,10 +191,43 @@ bool parsedWell(const TuRecord& record) {
 
 } // namespace
 
+/// One thread's way to parse: a worker process, or a libclang session in this process.
+struct Indexer::Parser {
+    ParseSession* session = nullptr;     ///< in-process
+    std::unique_ptr<ParseWorker> worker; ///< isolated
+};
+
+namespace {
+
+/// The record of a TU whose worker died twice or timed out: crashed, with the reason, and the
+/// files it had reached with their current hashes, so that it is parsed again only once one of
+/// them (or its command) changes.
+IndexedTu crashedTu(const CompileCommand& command, const WorkerOutcome& outcome, FileStamps& stamps,
+                    std::string reason, uint32_t millis) {
+    IndexedTu tu;
+    tu.mainFile = command.file;
+    tu.record.commandHash = command.hash();
+    tu.record.status = TuStatus::Crashed;
+    tu.record.firstError = std::move(reason);
+    tu.record.parseMillis = millis;
+    std::unordered_set<std::string> seen{command.file};
+    tu.includedFiles.push_back(command.file);
+    for (const std::string& path : outcome.reached)
+        if (seen.insert(path).second)
+            tu.includedFiles.push_back(path);
+    for (const std::string& path : tu.includedFiles) {
+        std::optional<FileStamp> stamp = stamps.hashed(path);
+        tu.includedHashes.push_back(stamp ? stamp->contentHash : 0);
+    }
+    return tu;
+}
+
+} // namespace
+
 IndexSummary Indexer::run(const CompileDatabase& db) {
     const auto wallStart = std::chrono::steady_clock::now();
-    rusage usageStart;
-    getrusage(RUSAGE_SELF, &usageStart);
+    // This process and its reaped children: the parse workers' CPU time is the run's too.
+    const std::pair<double, double> usageStart = cpuSeconds();
     const CommitStats commitsStart = store_.commitStats();
     const LockTelemetry locksStart = LockTelemetry::snapshot();
     for (unsigned i = 0; i < threads_; ++i) {
@@ -194,12 +249,11 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     summarize(run);
 
     IndexSummary& summary = run.summary;
-    rusage usageEnd;
-    getrusage(RUSAGE_SELF, &usageEnd);
+    const std::pair<double, double> usageEnd = cpuSeconds();
     summary.wallSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-    summary.userSeconds = seconds(usageEnd.ru_utime) - seconds(usageStart.ru_utime);
-    summary.sysSeconds = seconds(usageEnd.ru_stime) - seconds(usageStart.ru_stime);
+    summary.userSeconds = usageEnd.first - usageStart.first;
+    summary.sysSeconds = usageEnd.second - usageStart.second;
     const CommitStats commitsEnd = store_.commitStats();
     summary.commits.commits = commitsEnd.commits - commitsStart.commits;
     summary.commits.tusCommitted = commitsEnd.tusCommitted - commitsStart.tusCommitted;
@@ -207,6 +261,35 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     summary.commits.commitSeconds = commitsEnd.commitSeconds - commitsStart.commitSeconds;
     summary.locks = LockTelemetry::snapshot() - locksStart;
     return summary;
+}
+
+bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const {
+    // Every file must hold what this TU read when it was last parsed (TuRecord::fileHashes), and
+    // the store must hold that content too: a header whose owner was interrupted is stale in the
+    // store even when this TU saw its current version.
+    for (size_t k = 0; k < tu.fileIds.size(); ++k) {
+        const uint64_t seen = k < tu.fileHashes.size() ? tu.fileHashes[k] : 0;
+        auto file = run.before.files.find(tu.fileIds[k]);
+        if (seen == 0 || file == run.before.files.end())
+            return false;
+        const FileRecord& record = file->second;
+        std::optional<FileStamp> now = run.stamps.stat(record.path);
+        if (!now || (storeMustHoldIt && record.contentHash != seen))
+            return false;
+        if (record.contentHash == seen && now->mtimeNs == record.mtimeNs &&
+            now->size == record.size)
+            continue;
+        std::optional<FileStamp> hashed = run.stamps.hashed(record.path);
+        if (!hashed || hashed->contentHash != seen)
+            return false;
+        if (record.contentHash == seen) {
+            FileRecord stamp = record;
+            stamp.mtimeNs = hashed->mtimeNs;
+            stamp.size = hashed->size;
+            run.touched.push_back(stamp);
+        }
+    }
+    return true;
 }
 
 void Indexer::findOutOfDate(Run& run) const {
@@ -218,32 +301,15 @@ void Indexer::findOutOfDate(Run& run) const {
             auto stored = run.before.tus.find(cmd.file);
             if (options_.force || stored == run.before.tus.end() ||
                 stored->second.status == TuStatus::Failed ||
-                stored->second.status == TuStatus::Crashed ||
                 stored->second.commandHash != cmd.hash()) {
                 run.dirty[i] = 1;
                 return;
             }
-            for (uint32_t id : stored->second.fileIds) {
-                auto file = run.before.files.find(id);
-                std::optional<FileStamp> now = file == run.before.files.end()
-                                                   ? std::nullopt
-                                                   : run.stamps.stat(file->second.path);
-                if (!now || file->second.contentHash == 0) {
-                    run.dirty[i] = 1;
-                    return;
-                }
-                if (now->mtimeNs == file->second.mtimeNs && now->size == file->second.size)
-                    continue;
-                std::optional<FileStamp> hashed = run.stamps.hashed(file->second.path);
-                if (!hashed || hashed->contentHash != file->second.contentHash) {
-                    run.dirty[i] = 1;
-                    return;
-                }
-                FileRecord stamp = file->second;
-                stamp.mtimeNs = hashed->mtimeNs;
-                stamp.size = hashed->size;
-                run.touched.push_back(stamp);
-            }
+            // A crashed TU is not parsed again until something it read changes: no crash loop.
+            // It extracted nothing, so the store need not hold what it read.
+            const bool crashed = stored->second.status == TuStatus::Crashed;
+            if (!upToDate(run, stored->second, /*storeMustHoldIt=*/!crashed))
+                run.dirty[i] = 1;
         });
     });
 
@@ -288,17 +354,20 @@ void Indexer::parseAll(Run& run) {
     tusToParse_ = run.order.size();
     planning_ = false;
 
+    run.parseOptions.indexMacros = options_.indexMacros;
+    if (store_.lockMode() == LockMode::Global)
+        run.parseOptions.extractionLock = &store_.globalLock();
+    chooseIsolation(run);
     std::vector<std::unique_ptr<ParseSession>> sessions;
-    if (!run.order.empty()) {
+    if (!run.order.empty() && !run.isolated) {
         const bool skip = options_.session != SessionMode::None;
         const size_t count = options_.session == SessionMode::PerThread ? threads_ : 1;
         for (size_t i = 0; i < count; ++i)
             sessions.push_back(std::make_unique<ParseSession>(skip));
     }
-    run.parseOptions.indexMacros = options_.indexMacros;
-    if (store_.lockMode() == LockMode::Global)
-        run.parseOptions.extractionLock = &store_.globalLock();
+    std::atomic<size_t> workersStarted{0};
 
+    const size_t limit = options_.stopAfterTusForTest ? options_.stopAfterTusForTest : SIZE_MAX;
     auto cancelled = [&] {
         return options_.cancel && options_.cancel->load(std::memory_order_relaxed);
     };
@@ -312,29 +381,107 @@ void Indexer::parseAll(Run& run) {
                     const int slot = tbb::this_task_arena::current_thread_index();
                     nameWorker(run.caller, slot);
                     const IdlePriority priority(options_.lowPriority);
-                    ParseSession& session = *sessions[sessions.size() == 1 ? 0 : size_t(slot)];
+                    Parser parser;
+                    if (run.isolated)
+                        parser.worker = std::make_unique<ParseWorker>(run.workerOptions);
+                    else
+                        parser.session = sessions[sessions.size() == 1 ? 0 : size_t(slot)].get();
                     // One ticket per TU, taken in rank order.
                     for (size_t k;
-                         !cancelled() &&
-                         (k = next.fetch_add(1, std::memory_order_relaxed)) < run.order.size();) {
-                        parseAndPublish(run, k, session, claims, slots_[slot]);
+                         !cancelled() && (k = next.fetch_add(1, std::memory_order_relaxed)) <
+                                             std::min(run.order.size(), limit);) {
+                        parseAndPublish(run, k, parser, claims, slots_[slot]);
                         slots_[slot].tusDone.fetch_add(1, std::memory_order_relaxed);
                     }
+                    if (parser.worker)
+                        workersStarted += parser.worker->spawned();
                 },
                 tbb::static_partitioner());
         });
-    if (!cancelled())
+    if (!cancelled() && run.order.size() <= limit)
         extractOrphans(run, claims.orphans());
     run.summary.parseWallSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - parseStart).count();
     run.summary.claimTakeovers = claims.takeovers();
+    run.summary.workersStarted += workersStarted.load();
 }
 
-void Indexer::parseAndPublish(Run& run, size_t rank, ParseSession& session, FileClaimer& claimer,
+void Indexer::chooseIsolation(Run& run) {
+    if (options_.isolation != Isolation::Process)
+        return;
+    std::string& note = run.summary.isolationNote;
+    if (options_.session == SessionMode::Shared)
+        note = "a shared libclang session needs one process";
+    else if (store_.lockMode() == LockMode::Global)
+        note = "the global lock mode extracts under a lock of this process";
+    else if ((run.workerOptions.path =
+                  options_.workerPath.empty() ? defaultWorkerPath() : options_.workerPath)
+                 .empty() ||
+             access(run.workerOptions.path.c_str(), X_OK) != 0)
+        note = "no symdex-worker executable" + (run.workerOptions.path.empty()
+                                                    ? std::string(" beside this program")
+                                                    : " at " + run.workerOptions.path);
+    if (!note.empty()) {
+        note = "TUs parsed in this process: " + note;
+        return;
+    }
+    run.isolated = true;
+    run.summary.isolated = true;
+    run.workerOptions.timeout = options_.tuTimeout;
+    run.workerOptions.memoryLimitMb = options_.workerMemoryLimitMb;
+    run.workerOptions.skipParsedBodies = options_.session != SessionMode::None;
+    run.workerOptions.indexMacros = options_.indexMacros;
+    run.workerOptions.cancel = options_.cancel;
+}
+
+std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t rank, Parser& parser,
+                                          FileClaimer& claimer) {
+    const CompileCommand& command = run.db.commands[run.order[rank]];
+    if (!parser.worker)
+        return parseTranslationUnit(*parser.session, command, rank, claimer, run.parseOptions);
+    const auto start = std::chrono::steady_clock::now();
+    auto millis = [&] {
+        return uint32_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    };
+    WorkerOutcome outcome = parser.worker->parse(command, rank, claimer);
+    if (outcome.kind == WorkerOutcome::Died) {
+        // Once more, in a fresh worker: a crash that depends on what the worker parsed before
+        // (its session) or on memory pressure may not come back.
+        const std::string first = outcome.reason;
+        outcome = parser.worker->parse(command, rank, claimer);
+        if (outcome.kind == WorkerOutcome::Died)
+            outcome.reason = "the parse worker " + first + ", and again when retried";
+    }
+    switch (outcome.kind) {
+    case WorkerOutcome::Parsed:
+        if (!parsedWell(outcome.tu.record))
+            claimer.release(rank);
+        return std::move(outcome.tu);
+    case WorkerOutcome::Cancelled:
+        return std::nullopt;
+    case WorkerOutcome::NoWorker: {
+        claimer.release(rank);
+        IndexedTu tu = crashedTu(command, outcome, run.stamps, outcome.reason, millis());
+        tu.record.status = TuStatus::Failed; // tried again next run
+        return tu;
+    }
+    case WorkerOutcome::Died:
+    case WorkerOutcome::TimedOut:
+        break;
+    }
+    claimer.release(rank);
+    return crashedTu(command, outcome, run.stamps, outcome.reason, millis());
+}
+
+void Indexer::parseAndPublish(Run& run, size_t rank, Parser& parser, FileClaimer& claimer,
                               SlotCounters& counters) {
     const size_t i = run.order[rank];
-    IndexedTu tu =
-        parseTranslationUnit(session, run.db.commands[i], rank, claimer, run.parseOptions);
+    std::optional<IndexedTu> parsed = parseIn(run, rank, parser, claimer);
+    if (!parsed)
+        return; // cancelled: the TU stays out of date
+    IndexedTu& tu = *parsed;
     tu.generation = run.generation;
     const size_t files = tu.files.size();
     size_t symbols = 0, references = 0, skipped = 0;
@@ -373,13 +520,25 @@ void Indexer::extractOrphans(Run& run, const std::vector<std::string>& orphans) 
     }
     // Rare (a TU must fail after claiming headers): one at a time, on this thread, without
     // skipping bodies, so that the headers are extracted whole.
-    ParseSession session(/*skipParsedBodies=*/false);
+    if (byRank.empty())
+        return;
+    std::optional<ParseSession> session;
+    Parser parser;
+    if (run.isolated) {
+        WorkerOptions options = run.workerOptions;
+        options.skipParsedBodies = false;
+        parser.worker = std::make_unique<ParseWorker>(options);
+    } else {
+        parser.session = &session.emplace(/*skipParsedBodies=*/false);
+    }
     SlotCounters counters;
     for (const auto& [rank, paths] : byRank) {
         GrantedClaims grant(run.stamps, rank, paths);
-        parseAndPublish(run, rank, session, grant, counters);
+        parseAndPublish(run, rank, parser, grant, counters);
         run.summary.headersRecovered += paths.size();
     }
+    if (parser.worker)
+        run.summary.workersStarted += parser.worker->spawned();
     slots_[0].files.fetch_add(counters.files.load(), std::memory_order_relaxed);
     slots_[0].symbols.fetch_add(counters.symbols.load(), std::memory_order_relaxed);
     slots_[0].references.fetch_add(counters.references.load(), std::memory_order_relaxed);

@@ -8,6 +8,7 @@
 #include "store/symbol_store.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -29,9 +30,22 @@ enum class SessionMode {
     None,      ///< no body skipping
 };
 
+/// Where a TU is parsed.
+enum class Isolation {
+    /// In a symdex-worker child process (parse_worker.h): a crash, a hang or a memory blow-up of
+    /// libclang costs that TU only. Needs SessionMode::PerThread or None and LockMode::PerFile;
+    /// otherwise, or when no worker executable is found, the run parses in-process.
+    Process,
+    /// On the arena's threads, in this process: a TU that kills libclang kills the run.
+    InProcess,
+};
+
 /// An --index-priority name: "low" -> true (IndexOptions::lowPriority), "normal" -> false;
 /// nullopt for anything else.
 std::optional<bool> parseIndexPriority(std::string_view name);
+
+/// A --tu-timeout value: whole seconds, 0 for no limit, at most a day; nullopt otherwise.
+std::optional<std::chrono::milliseconds> parseTuTimeout(std::string_view seconds);
 
 struct IndexOptions {
     /// Worker threads parsing TUs; 0 means all hardware threads.
@@ -50,6 +64,18 @@ struct IndexOptions {
     /// When it becomes true, no further TU starts; the run commits what it parsed and returns
     /// (the daemon's shutdown). TUs left unparsed stay out of date for the next run. Not owned.
     const std::atomic<bool>* cancel = nullptr;
+    Isolation isolation = Isolation::Process;
+    /// The symdex-worker executable; empty: defaultWorkerPath() (beside this executable).
+    std::string workerPath;
+    /// A TU whose parse takes longer is stopped and recorded as crashed ("timed out"); 0: none.
+    /// Only a parse in a worker can be stopped.
+    std::chrono::milliseconds tuTimeout{std::chrono::minutes(5)};
+    /// Address-space limit of each worker in MiB (RLIMIT_AS; 0: none): a TU that needs more fails
+    /// alone instead of pushing the machine into swap.
+    uint64_t workerMemoryLimitMb = 16384;
+    /// Tests: start at most this many TUs, then end as a cancelled run does (0: no limit). Makes
+    /// "interrupted after the first commit" deterministic.
+    size_t stopAfterTusForTest = 0;
 };
 
 /// A snapshot of a run in progress (summed from per-thread counters on demand).
@@ -95,6 +121,11 @@ struct IndexSummary {
     std::vector<TuFailure> failures;    ///< TUs with errors, failed or crashed, in database order
     std::vector<std::string> parsedTus; ///< main files of the TUs parsed, in database order
     bool cancelled = false;             ///< IndexOptions::cancel stopped the run early
+    /// TUs were parsed in worker processes (Isolation::Process in effect).
+    bool isolated = false;
+    /// Why the run parsed in-process although Isolation::Process was asked for; empty otherwise.
+    std::string isolationNote;
+    size_t workersStarted = 0; ///< worker processes started (one per thread, plus restarts)
 };
 
 class Indexer {
@@ -122,10 +153,14 @@ public:
 private:
     struct Run; // one run's state (indexer.cpp)
     void findOutOfDate(Run& run) const;
+    bool upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const;
     void removeVanishedTus(Run& run);
     void parseAll(Run& run);
-    void parseAndPublish(Run& run, size_t rank, ParseSession& session, FileClaimer& claimer,
+    struct Parser; // one thread's way to parse: a libclang session, or a worker process
+    void parseAndPublish(Run& run, size_t rank, Parser& parser, FileClaimer& claimer,
                          SlotCounters& counters);
+    std::optional<IndexedTu> parseIn(Run& run, size_t rank, Parser& parser, FileClaimer& claimer);
+    void chooseIsolation(Run& run);
     void extractOrphans(Run& run, const std::vector<std::string>& orphans);
     void cleanUp(Run& run);
     void summarize(Run& run);

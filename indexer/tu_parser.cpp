@@ -1,5 +1,6 @@
 #include "indexer/tu_parser.h"
 
+#include "indexer/file_stamps.h"
 #include "store/encoding.h"
 
 #include <algorithm>
@@ -132,6 +133,7 @@ public:
 
     struct FileState {
         std::string path;
+        CXFile file = nullptr;    ///< valid while the parse's translation unit lives
         Extracted* out = nullptr; ///< null when another TU (or the store) has this file
     };
 
@@ -159,6 +161,7 @@ public:
         if (it != byId_.end())
             return it->second;
         FileState& state = states_.emplace_back();
+        state.file = file;
         // libclang's real path has symlinks and ".." resolved; the name as looked up may not
         // (".../x86_64-linux-gnu/12/../../../../include/c++/12/vector" through /lib -> usr/lib).
         state.path = String(clang_File_tryGetRealPathName(file)).str();
@@ -229,14 +232,16 @@ public:
         const bool named = entity->name && *entity->name;
         // Scopes get their qualified name recorded even in files this TU does not extract:
         // declarations in extracted files may live inside them.
-        const std::string* scopeName = nullptr;
+        std::string qualifiedName;
         if (isScope(kind) && info->declAsContainer) {
-            std::string& name = scopeNames_.emplace_back(qualify(
-                info->semanticContainer,
-                named ? entity->name
-                      : (kind == SymbolKind::Namespace ? "(anonymous namespace)" : "(anonymous)")));
-            scopeName = &name;
-            clang_index_setClientContainer(info->declAsContainer, &name);
+            const std::string enclosing = scopeOf(info->semanticContainer);
+            const std::string part = scopePart(info->cursor);
+            qualifiedName = join(enclosing, named ? spelledName(info, entity) : part);
+            // What this scope adds to its members' names: nothing for the scopes C++ leaves
+            // unwritten (an anonymous or inline namespace, an unscoped enumeration).
+            std::string& members = scopeNames_.emplace_back(
+                isTransparent(info->cursor) ? enclosing : join(enclosing, part));
+            clang_index_setClientContainer(info->declAsContainer, &members);
         }
         if (kind == SymbolKind::Unknown || !named || !entity->USR || !*entity->USR ||
             info->isImplicit)
@@ -248,9 +253,10 @@ public:
             return;
         Symbol& symbol = out->symbols.emplace_back();
         symbol.usr = entity->USR;
-        symbol.name = entity->name;
-        symbol.qualifiedName =
-            scopeName ? *scopeName : qualify(info->semanticContainer, entity->name);
+        symbol.name = spelledName(info, entity);
+        symbol.qualifiedName = !qualifiedName.empty()
+                                   ? std::move(qualifiedName)
+                                   : join(scopeOf(info->semanticContainer), symbol.name);
         symbol.kind = kind;
         symbol.flags = templateFlags(entity->templateKind) | (info->isDefinition ? kDefinition : 0);
         symbol.location = pos;
@@ -312,6 +318,37 @@ public:
             this);
     }
 
+    /// Hashes every file the parse read, from the buffers libclang parsed (not from the disk, which
+    /// may have changed since): what this TU's up-to-date check compares against next time.
+    void recordContents(CXTranslationUnit tu) {
+        for (const auto& [path, state] : seenPaths_) {
+            size_t size = 0;
+            const char* data = clang_getFileContents(tu, state->file, &size);
+            if (data)
+                seenHashes_[path] = hash64(std::string_view(data, size));
+        }
+    }
+
+    /// A reason for a TU libclang gave up on without an error diagnostic to show for it.
+    void explainFailure(int rc) {
+        if (record_.errorCount > 0 || !record_.firstError.empty())
+            return;
+        switch (rc) {
+        case CXError_Crashed:
+            record_.firstError = "libclang crashed while parsing it";
+            break;
+        case CXError_InvalidArguments:
+            record_.firstError = "libclang refused the arguments";
+            break;
+        case CXError_ASTReadError:
+            record_.firstError = "libclang could not read a precompiled file it needs";
+            break;
+        default:
+            record_.firstError = "libclang could not parse it: its compiler driver made no single "
+                                 "compile job of the command, or clang hit a fatal error";
+        }
+    }
+
     IndexedTu finish(TuStatus status, uint32_t parseMillis) {
         IndexedTu tu;
         tu.mainFile = command_.file;
@@ -326,10 +363,21 @@ public:
         for (std::string& path : includedFiles_)
             if (path != command_.file)
                 tu.includedFiles.push_back(std::move(path));
+        // For a TU that failed or crashed too: it is judged by them next time (no crash loop).
+        for (const std::string& path : tu.includedFiles)
+            tu.includedHashes.push_back(seenHash(path));
         if (status == TuStatus::Ok) {
             for (Extracted& extracted : extracted_) {
                 if (extracted.owner->load(std::memory_order_relaxed) != rank_)
                     continue; // taken over during the parse
+                FileRecord& record = extracted.file.file;
+                const uint64_t seen = seenHash(record.path);
+                if (seen != record.contentHash) {
+                    // Changed between the claim's stamp and the parse: store what was parsed,
+                    // and no mtime, so that the next run hashes the file again.
+                    record.contentHash = seen;
+                    record.mtimeNs = 0;
+                }
                 sortAndMerge(extracted.file);
                 tu.files.push_back(std::move(extracted.file));
             }
@@ -338,6 +386,15 @@ public:
     }
 
 private:
+    /// The hash of `path` as parsed; from the disk when libclang kept no buffer for it (0 if it
+    /// cannot be read: the TU is then out of date next time).
+    uint64_t seenHash(const std::string& path) {
+        if (auto it = seenHashes_.find(path); it != seenHashes_.end())
+            return it->second;
+        std::optional<FileStamp> stamp = stampFile(path);
+        return seenHashes_[path] = stamp ? stamp->contentHash : 0;
+    }
+
     /// Source order, as the store keeps them; one reference per symbol and position (a macro
     /// argument used twice is one use of it where it is spelled), with the roles merged.
     static void sortAndMerge(IndexedFile& file) {
@@ -358,29 +415,92 @@ private:
         refs.resize(out);
     }
 
-    std::string qualify(const CXIdxContainerInfo* container, std::string_view name) {
-        const std::string* scope =
-            container ? static_cast<const std::string*>(clang_index_getClientContainer(container))
-                      : nullptr;
-        if (!scope && container && !clang_Cursor_isNull(container->cursor) &&
-            clang_getCursorKind(container->cursor) != CXCursor_TranslationUnit)
-            return qualifyByCursor(container->cursor) + "::" + std::string(name);
-        if (!scope || scope->empty())
-            return std::string(name);
-        return *scope + "::" + std::string(name);
+    static std::string join(const std::string& scope, const std::string& name) {
+        return scope.empty() ? name : scope + "::" + name;
     }
 
-    /// Slow path for scopes that were never reported as declarations (rare: implicit ones).
-    std::string qualifyByCursor(CXCursor cursor) {
+    /// A declaration's own name; a class template specialization's carries its arguments as
+    /// written ("Box<int>", "Box<T *>"), as clangd names it. A function template specialization
+    /// keeps its plain name (clangd's too): its arguments are in its signature.
+    static std::string spelledName(const CXIdxDeclInfo* info, const CXIdxEntityInfo* entity) {
+        if (entity->templateKind != CXIdxEntity_TemplateSpecialization &&
+            entity->templateKind != CXIdxEntity_TemplatePartialSpecialization)
+            return entity->name;
+        switch (clang_getCursorKind(info->cursor)) {
+        case CXCursor_StructDecl:
+        case CXCursor_ClassDecl:
+        case CXCursor_UnionDecl:
+        case CXCursor_ClassTemplatePartialSpecialization:
+            return String(clang_getCursorDisplayName(info->cursor)).str();
+        default:
+            return entity->name;
+        }
+    }
+
+    /// True for the declaration contexts C++ does not write in a qualified name: linkage
+    /// specifications (`extern "C"`), `export` blocks, anonymous and inline namespaces (as
+    /// clang's printer with clangd's SuppressUnwrittenScope), and unscoped enumerations, whose
+    /// enumerators are declared in the enclosing scope ([dcl.enum]/10).
+    static bool isTransparent(CXCursor cursor) {
+        switch (clang_getCursorKind(cursor)) {
+        case CXCursor_LinkageSpec:
+        case CXCursor_UnexposedDecl: // an ExportDecl, in libclang 16
+            return true;
+        case CXCursor_Namespace:
+            return clang_Cursor_isInlineNamespace(cursor) || clang_Cursor_isAnonymous(cursor);
+        case CXCursor_EnumDecl:
+            return !clang_EnumDecl_isScoped(cursor);
+        default:
+            return false;
+        }
+    }
+
+    /// What a scope adds to the names inside it (when not transparent): its name, a
+    /// specialization's with its arguments, "(anonymous struct)" for an unnamed record.
+    static std::string scopePart(CXCursor cursor) {
+        const CXCursorKind kind = clang_getCursorKind(cursor);
+        if (kind == CXCursor_ClassTemplatePartialSpecialization ||
+            (kind != CXCursor_ClassTemplate &&
+             !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(cursor)) &&
+             (kind == CXCursor_StructDecl || kind == CXCursor_ClassDecl ||
+              kind == CXCursor_UnionDecl)))
+            return String(clang_getCursorDisplayName(cursor)).str();
+        if (clang_Cursor_isAnonymous(cursor)) {
+            switch (kind) {
+            case CXCursor_StructDecl:
+                return "(anonymous struct)";
+            case CXCursor_UnionDecl:
+                return "(anonymous union)";
+            case CXCursor_ClassDecl:
+                return "(anonymous class)";
+            default:
+                return "(anonymous)";
+            }
+        }
+        return String(clang_getCursorSpelling(cursor)).str();
+    }
+
+    /// The qualified name of the scope `container` stands for, "" at file scope. Scopes reported
+    /// as declarations carry it as their client container; the rest (linkage specifications,
+    /// export blocks, implicit scopes) are named by walking their semantic parents.
+    std::string scopeOf(const CXIdxContainerInfo* container) {
+        if (!container)
+            return {};
+        if (const auto* scope =
+                static_cast<const std::string*>(clang_index_getClientContainer(container)))
+            return *scope;
+        return scopeOfCursor(container->cursor);
+    }
+
+    std::string scopeOfCursor(CXCursor cursor) {
         std::string out;
         for (CXCursor c = cursor;
              !clang_Cursor_isNull(c) && clang_getCursorKind(c) != CXCursor_TranslationUnit &&
              !clang_isInvalid(clang_getCursorKind(c));
              c = clang_getCursorSemanticParent(c)) {
-            std::string part = String(clang_getCursorSpelling(c)).str();
-            if (part.empty())
-                part = clang_getCursorKind(c) == CXCursor_Namespace ? "(anonymous namespace)"
-                                                                    : "(anonymous)";
+            if (isTransparent(c))
+                continue;
+            const std::string part = scopePart(c);
             out = out.empty() ? part : part + "::" + out;
         }
         return out;
@@ -434,6 +554,7 @@ private:
     std::unordered_map<CXFileUniqueID, FileState*, FileIdHash, FileIdEqual> byId_;
     std::unordered_map<std::string, FileState*> seenPaths_;
     std::vector<std::string> includedFiles_;
+    std::unordered_map<std::string, uint64_t> seenHashes_; ///< path -> hash of the parsed buffer
     TuRecord record_;
 };
 
@@ -506,12 +627,15 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     IndexerCallbacks cb = callbacks();
     CXTranslationUnit tu = nullptr;
     const auto start = std::chrono::steady_clock::now();
-    int rc = clang_indexSourceFileFullArgv(
-        session.action(), &extractor, &cb, sizeof cb, indexOptions, command.file.c_str(),
-        argv.data(), int(argv.size()), nullptr, 0, options.indexMacros ? &tu : nullptr, tuOptions);
+    // The translation unit is always kept until the end: its buffers are what the parse read.
+    int rc = clang_indexSourceFileFullArgv(session.action(), &extractor, &cb, sizeof cb,
+                                           indexOptions, command.file.c_str(), argv.data(),
+                                           int(argv.size()), nullptr, 0, &tu, tuOptions);
     if (rc == CXError_Success && tu) {
+        extractor.recordContents(tu);
         auto lock = extractor.holdExtractionLock();
-        extractor.macros(tu);
+        if (options.indexMacros)
+            extractor.macros(tu);
     }
     if (tu)
         clang_disposeTranslationUnit(tu);
@@ -523,6 +647,8 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
         status = TuStatus::Crashed;
     else if (rc != CXError_Success)
         status = TuStatus::Failed;
+    if (status != TuStatus::Ok)
+        extractor.explainFailure(rc);
     if (status != TuStatus::Ok)
         claimer.release(rank);
     auto lock = extractor.holdExtractionLock();

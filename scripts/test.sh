@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 2: install, build and run the whole test suite: the normal build, then the
 # store/indexer/daemon tests under ThreadSanitizer and under AddressSanitizer+UndefinedBehavior-
-# Sanitizer (the daemon tests run the instrumented symdexd as their child process).
+# Sanitizer (the daemon tests run the instrumented symdexd as their child process), and the
+# libFuzzer targets for 60 s each.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -28,3 +29,6 @@ section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer, daemon a
 BUILD_TYPE=Debug BUILD_DIR="$root/build-address" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=address -DSYMDEX_TESTS_ONLY=ON
 (cd "$root/build-address" && ctest -j"$jobs" --output-on-failure)
+
+section "libFuzzer: LSP framing and JSON-RPC, store records, compile databases (60 s each)"
+"$root/scripts/fuzz.sh" 60

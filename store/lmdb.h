@@ -21,19 +21,36 @@ namespace symdex {
 /// Any failure of the store: LMDB errors, corrupt records, format mismatches.
 class StoreError : public std::runtime_error {
 public:
-    StoreError(std::string message, int lmdbCode = 0)
-        : std::runtime_error(std::move(message)), lmdbCode_(lmdbCode) {}
+    enum class Kind : uint8_t {
+        Failure,      ///< anything not below
+        Damaged,      ///< the store's file is damaged; the message says how to rebuild it
+        WrongVersion, ///< written by another format version; the message says how to rebuild it
+        NoSpace,      ///< the file system holding the store is full
+    };
+    StoreError(std::string message, int lmdbCode = 0, Kind kind = Kind::Failure)
+        : std::runtime_error(std::move(message)), lmdbCode_(lmdbCode), kind_(kind) {}
     /// The LMDB return code behind the error, 0 if it did not come from LMDB.
     int lmdbCode() const { return lmdbCode_; }
+    Kind kind() const { return kind_; }
 
 private:
     int lmdbCode_;
+    Kind kind_;
 };
+
+/// "the store 'DIR' is damaged (DETAIL); rebuild it with: symdex index --rebuild --store 'DIR'"
+StoreError damagedStore(const std::filesystem::path& directory, const std::string& detail);
+/// The command that rebuilds the store in `directory` from scratch.
+std::string rebuildCommand(const std::filesystem::path& directory);
 
 namespace lmdb {
 
-/// Throws StoreError with `what` and LMDB's message when rc is not MDB_SUCCESS.
-void check(int rc, std::string_view what);
+/// Throws StoreError with `what` and LMDB's message when rc is not MDB_SUCCESS. With the
+/// environment at hand, the error names the store and has a kind: MDB_CORRUPTED,
+/// MDB_PAGE_NOTFOUND, MDB_INVALID and MDB_VERSION_MISMATCH are Damaged; ENOSPC is NoSpace, and so
+/// is EIO while the store's file system is (nearly) full: LMDB reports a short write as EIO
+/// (mdb.c, mdb_page_flush: "short write, filesystem full?").
+void check(int rc, std::string_view what, MDB_env* env = nullptr);
 
 inline MDB_val toVal(std::string_view bytes) {
     return MDB_val{bytes.size(), const_cast<char*>(bytes.data())};
@@ -52,7 +69,9 @@ public:
     ~Env();
 
     /// Opens (creating if needed) an environment in `directory` with room for `maxDbs` named
-    /// databases and `maxReaders` concurrent read transactions.
+    /// databases and `maxReaders` concurrent read transactions. LMDB's assertions (which fail on
+    /// some damage the open-time checks miss, then abort the process) first print which store is
+    /// damaged and how to rebuild it.
     static Env open(const std::filesystem::path& directory, size_t mapSize, unsigned maxDbs,
                     unsigned maxReaders, unsigned flags);
 

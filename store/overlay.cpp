@@ -33,7 +33,7 @@ Overlay::Newest Overlay::newest(const std::string& path) const {
     return {it->second.staged, it->second.version};
 }
 
-void Overlay::committed(const std::string& path, uint64_t version) {
+void Overlay::unstage(const std::string& path, uint64_t version) {
     Stripe& stripe = stripeOf(path);
     std::shared_ptr<const EncodedFile> old;
     std::unique_lock lock(stripe.mu);

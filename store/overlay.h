@@ -44,7 +44,11 @@ public:
     /// file out would let a query see it known and empty, a state no publication produced.
     Newest newest(const std::string& path) const;
     /// The writer committed `version` of `path`: it leaves the overlay unless a newer one came.
-    void committed(const std::string& path, uint64_t version);
+    void committed(const std::string& path, uint64_t version) { unstage(path, version); }
+    /// The writer could not commit `version` of `path` (disk full, ...): it leaves the overlay
+    /// unless a newer one came, so that queries see what the store holds, not what it failed to
+    /// take. The TU that published it stays out of date in the store and is parsed again.
+    void failed(const std::string& path, uint64_t version) { unstage(path, version); }
     /// The file was removed from the store: drops its slot, unless a version published after the
     /// removal is staged.
     void forget(const std::string& path);
@@ -58,6 +62,8 @@ public:
     size_t stagedCount() const;
 
 private:
+    void unstage(const std::string& path, uint64_t version);
+
     struct Slot {
         uint64_t generation = 0;
         uint32_t priority = 0;

@@ -121,9 +121,11 @@ std::optional<Symbol> decodeSymbol(std::string_view bytes) {
     s.flags = r.byte();
     s.location.line = uint32_t(r.varint());
     s.location.column = uint32_t(r.varint());
-    s.extent.begin.line = uint32_t(int64_t(s.location.line) - r.svarint());
+    // Modulo 2^32, in unsigned arithmetic: a corrupt record's delta can be any int64, and the
+    // signed sum could overflow.
+    s.extent.begin.line = uint32_t(uint64_t(s.location.line) - uint64_t(r.svarint()));
     s.extent.begin.column = uint32_t(r.varint());
-    s.extent.end.line = uint32_t(int64_t(s.location.line) + r.svarint());
+    s.extent.end.line = uint32_t(uint64_t(s.location.line) + uint64_t(r.svarint()));
     s.extent.end.column = uint32_t(r.varint());
     s.name = r.string();
     s.qualifiedName = r.string();
@@ -192,8 +194,10 @@ std::string encodeTuRecord(const TuRecord& tu) {
     w.varint(tu.parseMillis);
     w.string(tu.firstError);
     w.varint(tu.fileIds.size());
-    for (uint32_t id : tu.fileIds)
-        w.varint(id);
+    for (size_t i = 0; i < tu.fileIds.size(); ++i) {
+        w.varint(tu.fileIds[i]);
+        w.fixed64(i < tu.fileHashes.size() ? tu.fileHashes[i] : 0);
+    }
     return out;
 }
 
@@ -213,8 +217,11 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
     if (r.failed() || n > bytes.size())
         return std::nullopt;
     tu.fileIds.reserve(n);
-    for (uint64_t i = 0; i < n; ++i)
+    tu.fileHashes.reserve(n);
+    for (uint64_t i = 0; i < n && !r.failed(); ++i) {
         tu.fileIds.push_back(uint32_t(r.varint()));
+        tu.fileHashes.push_back(r.fixed64());
+    }
     if (r.failed() || !r.atEnd())
         return std::nullopt;
     return tu;

@@ -11,7 +11,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 1;
+inline constexpr uint32_t kStoreFormatVersion = 3;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,
@@ -130,6 +130,10 @@ struct TuRecord {
     uint32_t parseMillis = 0;      ///< wall time of the last parse, to schedule long TUs first
     std::string firstError;        ///< "path:line:col: message" of the first error, if any
     std::vector<uint32_t> fileIds; ///< every file the TU read (main file first)
+    /// Parallel to fileIds: the content hash of each file as this TU's parse read it (0:
+    /// unknown). The up-to-date check compares a file with what *this* TU saw, not with the
+    /// shared FileRecord, which another TU of an interrupted run may have updated already.
+    std::vector<uint64_t> fileHashes;
     friend bool operator==(const TuRecord&, const TuRecord&) = default;
 };
 

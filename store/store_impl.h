@@ -58,6 +58,7 @@ struct PendingTu {
     uint64_t generation = 0;
     TuRecord record;
     std::vector<std::string> includedFiles;
+    std::vector<uint64_t> includedHashes; ///< parallel to includedFiles
     std::vector<PendingFile> files;
 };
 
@@ -77,6 +78,7 @@ inline constexpr char kRefTag = 'R';
 
 class SymbolStore::Impl {
 public:
+    ~Impl();
     StoreOptions options;
     lmdb::Env env;
     MDB_dbi meta = 0, files = 0, paths = 0, tus = 0, symbols = 0, refs = 0, usrs = 0, names = 0;
@@ -112,7 +114,7 @@ public:
     size_t queuedFiles = 0;               // Requires queueMu
     uint64_t opsPushed = 0;               // Requires queueMu
     uint64_t opsCommitted = 0;            // Requires queueMu
-    std::exception_ptr writeError;        // Requires queueMu
+    std::exception_ptr writeError;        // Requires queueMu; the first since the last flush
     size_t flushWaiters = 0;              // Requires queueMu
     bool stopping = false;                // Requires queueMu
     CommitStats commitStats;              // Requires queueMu

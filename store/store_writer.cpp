@@ -105,6 +105,7 @@ PendingTu encodeTu(IndexedTu tu) {
     pending.generation = tu.generation;
     pending.record = std::move(tu.record);
     pending.includedFiles = std::move(tu.includedFiles);
+    pending.includedHashes = std::move(tu.includedHashes);
     pending.files.reserve(tu.files.size());
     for (IndexedFile& file : tu.files)
         pending.files.push_back({encodeFile(file), 0});
@@ -135,6 +136,8 @@ public:
         TuRecord record = tu.record;
         record.fileIds.clear();
         record.fileIds.reserve(tu.includedFiles.size());
+        record.fileHashes = tu.includedHashes;
+        record.fileHashes.resize(tu.includedFiles.size(), 0);
         for (const std::string& path : tu.includedFiles) {
             uint32_t id = fileId(path, /*create=*/false);
             if (!id) {
@@ -212,7 +215,7 @@ private:
         auto bytes = txn_.get(s_.files, fileIdKey(id));
         std::optional<FileRecord> record = bytes ? decodeFileRecord(*bytes) : std::nullopt;
         if (!record)
-            throw StoreError("corrupt file record " + std::to_string(id));
+            throw damagedStore(s_.options.directory, "corrupt file record " + std::to_string(id));
         return *record;
     }
 
@@ -244,7 +247,8 @@ private:
                  more && key.substr(0, 4) == prefix; more = cursor.get(MDB_NEXT, key, value)) {
                 std::optional<Symbol> symbol = decodeSymbol(value);
                 if (!symbol)
-                    throw StoreError("corrupt symbol record in file " + std::to_string(id));
+                    throw damagedStore(s_.options.directory,
+                                       "corrupt symbol record in file " + std::to_string(id));
                 uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
                 uint64_t usrHash = symbol->usrHash();
                 txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
@@ -259,7 +263,8 @@ private:
              more = cursor.get(MDB_NEXT, key, value)) {
             std::optional<Reference> ref = decodeReference(value);
             if (!ref)
-                throw StoreError("corrupt reference record in file " + std::to_string(id));
+                throw damagedStore(s_.options.directory,
+                                   "corrupt reference record in file " + std::to_string(id));
             uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
             txn_.del(s_.usrs, usrKey(ref->usrHash), usrValue(id, kRefTag, seq));
             cursor.del();
@@ -341,8 +346,10 @@ void SymbolStore::Impl::flush() {
     queueChanged.notify_all();
     queueChanged.wait(lock, [&] { return opsCommitted >= target || writeError; });
     --flushWaiters;
-    if (writeError)
-        std::rethrow_exception(writeError);
+    // Reported once: the failed batch is gone (its TUs stay out of date in the store), and the
+    // next commit starts afresh, so that a disk that was full and has room again works again.
+    if (std::exception_ptr error = std::exchange(writeError, nullptr))
+        std::rethrow_exception(error);
     lock.unlock();
     env.sync(true);
 }
@@ -385,6 +392,12 @@ void SymbolStore::Impl::writerLoop() {
             }
         } catch (...) {
             error = std::current_exception();
+            // Nothing of the batch was written: its files leave the overlay rather than stay
+            // visible as if stored.
+            for (const WriteOp& op : batch)
+                if (const auto* tu = std::get_if<PendingTu>(&op))
+                    for (const PendingFile& file : tu->files)
+                        overlay.failed(file.file->record.path, file.version);
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 

@@ -1,6 +1,7 @@
 // Opening the store and the read path. Every query runs in one short read transaction: a
 // consistent snapshot that never waits for the writer (LMDB MVCC).
 #include "store/encoding.h"
+#include "store/store_check.h"
 #include "store/store_impl.h"
 
 #include <algorithm>
@@ -54,6 +55,10 @@ bool isSubsequence(std::string_view needle, std::string_view text) {
 int acquireWriterLock(const std::filesystem::path& dir) {
     const std::string path = (dir / "writer.lock").string();
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
+        throw StoreError("the store '" + dir.string() + "' is not writable (cannot create '" +
+                         path + "': " + std::strerror(errno) +
+                         "); indexing needs write access, queries do not");
     if (fd < 0)
         throw StoreError("cannot create '" + path + "': " + std::strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -69,6 +74,39 @@ int acquireWriterLock(const std::filesystem::path& dir) {
         // The pid is only informative; the lock is what matters.
     }
     return fd;
+}
+
+/// Removes the LMDB files under the writer lock. A process that has them open keeps reading the
+/// old contents: unlinking does not touch its map, and the new lock file is not the one whose
+/// reader table protects its snapshot.
+void removeStoreFiles(const std::filesystem::path& dir) {
+    for (const char* name : {"data.mdb", "lock.mdb"}) {
+        std::error_code ec;
+        std::filesystem::remove(dir / name, ec);
+        if (ec)
+            throw StoreError("cannot remove '" + (dir / name).string() + "': " + ec.message());
+    }
+}
+
+/// Opens the environment. A reader that may not write lock.mdb (a store of another user, a
+/// read-only mount) opens it without the lock file (MDB_NOLOCK): its read transactions are then
+/// not registered, so a writer running meanwhile could reuse pages a long query still reads
+/// (lmdb.h, MDB_NOLOCK); with no write access to the store, such a writer is another user's.
+lmdb::Env openEnv(const StoreOptions& options) {
+    // MDB_NOSYNC: commits are not fsync'ed one by one; flush() syncs once at the end of a run.
+    // A crash of the process loses nothing, a crash of the OS can lose the last commits but
+    // keeps the database consistent.
+    const unsigned flags = MDB_NOTLS | MDB_NOSYNC | (options.readOnly ? MDB_RDONLY : 0u);
+    try {
+        return lmdb::Env::open(options.directory, options.initialMapSize, kMaxDbs, kMaxReaders,
+                               flags);
+    } catch (const StoreError& e) {
+        const bool noLockAccess = e.lmdbCode() == EACCES || e.lmdbCode() == EROFS;
+        if (!options.readOnly || !noLockAccess)
+            throw;
+    }
+    return lmdb::Env::open(options.directory, options.initialMapSize, kMaxDbs, kMaxReaders,
+                           flags | MDB_NOLOCK);
 }
 
 /// Within a rank: primary templates and plain symbols before specializations, definitions before
@@ -153,7 +191,7 @@ public:
              more = cursor.get(MDB_NEXT, k, v)) {
             auto row = decode(v);
             if (!row)
-                throw StoreError("corrupt record in '" + path + "'");
+                throw damagedStore(s_.options.directory, "corrupt record in '" + path + "'");
             rows.push_back(std::move(*row));
         }
         return rows;
@@ -273,8 +311,11 @@ SymbolStore::SymbolStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 SymbolStore::~SymbolStore() {
     impl_->stopWriter();
-    if (impl_->writerLockFd >= 0)
-        ::close(impl_->writerLockFd);
+}
+
+SymbolStore::Impl::~Impl() {
+    if (writerLockFd >= 0)
+        ::close(writerLockFd);
 }
 
 std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
@@ -292,12 +333,20 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
             throw StoreError("cannot create store directory '" + dir.string() +
                              "': " + ec.message());
         impl->writerLockFd = acquireWriterLock(dir);
+        if (options.startEmpty)
+            removeStoreFiles(dir);
     }
-    // MDB_NOSYNC: commits are not fsync'ed one by one; flush() syncs once at the end of a run.
-    // A crash of the process loses nothing, a crash of the OS can lose the last commits but
-    // keeps the database consistent.
-    const unsigned flags = MDB_NOTLS | MDB_NOSYNC | (options.readOnly ? MDB_RDONLY : 0u);
-    impl->env = lmdb::Env::open(dir, options.initialMapSize, kMaxDbs, kMaxReaders, flags);
+    // Checked before LMDB maps the file: a file shorter than its used pages raises SIGBUS.
+    if (std::string problem = checkDataFileHeader(dir / "data.mdb"); !problem.empty())
+        throw damagedStore(dir, problem);
+    impl->env = openEnv(options);
+    {
+        // Every page this snapshot reaches, before any query follows one: LMDB trusts its file
+        // and crashes on a scribbled page. A writer's later snapshots are its own commits.
+        lmdb::Txn check = impl->beginTxn(/*readOnly=*/true);
+        if (std::string problem = checkSnapshotTrees(impl->env, check); !problem.empty())
+            throw damagedStore(dir, problem);
+    }
 
     lmdb::Txn txn = impl->beginTxn(options.readOnly);
     const unsigned create = options.readOnly ? 0u : unsigned(MDB_CREATE);
@@ -312,7 +361,8 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
         impl->names = txn.openDb("names", create | MDB_DUPSORT | MDB_DUPFIXED);
     } catch (const StoreError& e) {
         throw StoreError("'" + dir.string() + "' is not a symdex store (" + e.what() +
-                         "): remove it and run `symdex index` again");
+                             "); rebuild it with: " + rebuildCommand(dir),
+                         e.lmdbCode(), StoreError::Kind::WrongVersion);
     }
     std::string version;
     appendBigEndian(version, kStoreFormatVersion, 4);
@@ -320,9 +370,10 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
         if (*stored != version) {
             uint32_t found = stored->size() == 4 ? uint32_t(readBigEndian(*stored, 4)) : 0;
             throw StoreError("the store '" + dir.string() + "' has format version " +
-                             std::to_string(found) + ", this symdex reads version " +
-                             std::to_string(kStoreFormatVersion) + "; rebuild it with: rm -rf '" +
-                             dir.string() + "' && symdex index");
+                                 std::to_string(found) + ", this symdex reads version " +
+                                 std::to_string(kStoreFormatVersion) +
+                                 "; rebuild it with: " + rebuildCommand(dir),
+                             0, StoreError::Kind::WrongVersion);
         }
     } else if (options.readOnly) {
         throw StoreError("the store '" + dir.string() + "' is empty: run `symdex index` first");
@@ -344,8 +395,11 @@ const std::filesystem::path& SymbolStore::directory() const {
 void SymbolStore::publish(IndexedTu tu) {
     if (impl_->options.readOnly)
         throw StoreError("the store is open read-only");
-    if (tu.includedFiles.empty() || tu.includedFiles.front() != tu.mainFile)
+    tu.includedHashes.resize(tu.includedFiles.size(), 0);
+    if (tu.includedFiles.empty() || tu.includedFiles.front() != tu.mainFile) {
         tu.includedFiles.insert(tu.includedFiles.begin(), tu.mainFile);
+        tu.includedHashes.insert(tu.includedHashes.begin(), 0);
+    }
     PendingTu pending = encodeTu(std::move(tu)); // no lock held
     {
         std::unique_lock<CountedSharedMutex> global;
@@ -412,7 +466,7 @@ void SymbolStore::forEachFile(const std::function<void(uint32_t, const FileRecor
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
         auto record = decodeFileRecord(v);
         if (!record)
-            throw StoreError("corrupt file record");
+            throw damagedStore(impl_->options.directory, "corrupt file record");
         auto it = staged.find(record->path);
         if (it == staged.end()) {
             fn(uint32_t(readBigEndian(k, 4)), *record);
@@ -446,7 +500,7 @@ void SymbolStore::forEachTu(
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
         auto record = decodeTuRecord(v);
         if (!record)
-            throw StoreError("corrupt translation unit record");
+            throw damagedStore(impl_->options.directory, "corrupt translation unit record");
         fn(reader.path(uint32_t(readBigEndian(k, 4))), *record);
     }
 }
@@ -672,7 +726,7 @@ StoreStats SymbolStore::stats() const {
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
         auto record = decodeTuRecord(v);
         if (!record)
-            throw StoreError("corrupt translation unit record");
+            throw damagedStore(impl_->options.directory, "corrupt translation unit record");
         st.tusWithErrors += record->status == TuStatus::Errors;
         st.tusFailed += record->status == TuStatus::Failed || record->status == TuStatus::Crashed;
     }

@@ -46,8 +46,12 @@ std::optional<LockMode> parseLockMode(std::string_view name);
 struct StoreOptions {
     /// Directory holding data.mdb and lock.mdb; created if missing (unless readOnly).
     std::filesystem::path directory;
-    /// Open for queries only: no writer thread, no writer lock, nothing created.
+    /// Open for queries only: no writer thread, no writer lock, nothing created. Works without
+    /// write access to the directory.
     bool readOnly = false;
+    /// Start from an empty store: the old contents are discarded once the writer lock is held
+    /// (`symdex index --rebuild`). Ignored when readOnly.
+    bool startEmpty = false;
     /// Initial LMDB map size. The map doubles whenever a commit finds it full.
     size_t initialMapSize = size_t(256) << 20;
     /// At most this many files per write transaction (`--batch`).
@@ -78,6 +82,9 @@ struct IndexedTu {
     std::string mainFile;                   ///< absolute path of the TU's main file
     TuRecord record;                        ///< fileIds are filled by the store from includedFiles
     std::vector<std::string> includedFiles; ///< every file the parse read, main file first
+    /// Parallel to includedFiles: each file's content hash as the parse read it (0: unknown;
+    /// missing entries count as 0). Becomes TuRecord::fileHashes.
+    std::vector<uint64_t> includedHashes;
     std::vector<IndexedFile> files; ///< the files this TU extracted (main file + claimed headers)
     /// The indexing run this TU belongs to (see IndexedFile::priority); 0: no run, always written.
     uint64_t generation = 0;
@@ -135,8 +142,9 @@ struct CommitStats {
 class SymbolStore {
 public:
     /// Opens or creates the store. Throws StoreError when the directory cannot be used, another
-    /// process holds the writer lock, or the format version differs (the message says how to
-    /// rebuild).
+    /// process holds the writer lock, the file is damaged (kind Damaged: store_check.h lists
+    /// what is checked) or the format version differs (kind WrongVersion); for the last two the
+    /// message says how to rebuild.
     static std::unique_ptr<SymbolStore> open(const StoreOptions& options);
     ~SymbolStore();
 
@@ -149,7 +157,9 @@ public:
     /// Queues removals and stamp updates. Thread-safe.
     void apply(StoreEdit edit);
     /// Waits until everything queued so far is committed and synced to disk, and ends the current
-    /// generation (IndexedFile::priority). Throws the first commit error, if any.
+    /// generation (IndexedFile::priority). Throws the first commit error since the previous
+    /// flush, once: the batch that failed was dropped whole (its files left the overlay, its TUs
+    /// stay out of date in the store and are parsed again next run), and later commits go on.
     void flush();
     CommitStats commitStats() const;
     /// Files published and not yet committed.

@@ -60,6 +60,13 @@ TEST_CASE("both entry forms are read, paths resolved and output flags dropped", 
     CHECK(again->commands.size() == 2);
 }
 
+TEST_CASE("flags that keep temporaries are dropped: libclang refuses a multi-job command",
+          "[compile_db]") {
+    CHECK(parseArguments({"c++", "-save-temps", "--save-temps", "-save-temps=obj",
+                          "--save-temps=cwd", "-O2", "-c", "a.cpp", "-o", "a.o"},
+                         "/w/a.cpp", "/w") == std::vector<std::string>{"c++", "-O2"});
+}
+
 TEST_CASE("relative paths in flags become absolute", "[compile_db]") {
     const std::string dir = "/work/build";
     CHECK(parseArguments({"cc", "-I", "inc", "-I../up", "-isystem", "sys", "-isystemsys2",
@@ -143,4 +150,126 @@ TEST_CASE("missing sources and repeated entries are reported and skipped", "[com
     CHECK(db->warnings[0].find("entry 2: source file '" + root + "/gone.cc' does not exist") !=
           std::string::npos);
     CHECK(db->warnings[1].find("entry 3: '" + root + "/a.cc' appears again") != std::string::npos);
+}
+
+TEST_CASE("warnings far into a big database name the exact line and column of their entry",
+          "[compile_db]") {
+    TempDir dir;
+    writeFile(dir.path() / "a.cc", "int a;\n");
+    const std::string root = std::filesystem::canonical(dir.path()).string();
+    // Entries laid out in every way a generator might: several on a line, one per line, split over
+    // lines, CRLF line ends, indentation, and strings holding brackets, commas, escaped quotes and
+    // escaped newlines, which must not be mistaken for structure.
+    std::string json = "[";
+    std::vector<std::string> expected;
+    int line = 1;
+    size_t lineStart = 0;
+    auto newline = [&](bool crlf) {
+        json += crlf ? "\r\n" : "\n";
+        ++line;
+        lineStart = json.size();
+    };
+    const int entries = 3000;
+    for (int i = 0; i < entries; ++i) {
+        if (i > 0)
+            json += ",";
+        if (i % 3 != 2)
+            newline(i % 4 == 1);
+        json += std::string(size_t(i % 5), ' ');
+        const std::string at = "/db/compile_commands.json:" + std::to_string(line) + ":" +
+                               std::to_string(json.size() - lineStart + 1) + ": entry " +
+                               std::to_string(i + 1) + ": ";
+        const std::string file = i == 0 || i % 2 == 0 ? "a.cc" : "gone" + std::to_string(i) + ".cc";
+        json += "{\"directory\": \"" + root + "\",";
+        if (i % 3 == 0)
+            newline(false);
+        json += R"( "command": "cc -DX=\"{[,]}\\n\" -c )" + file + "\",";
+        if (i % 3 == 0)
+            newline(i % 2 == 0);
+        json += " \"file\": \"" + file + "\"}";
+        if (i == 0)
+            continue;
+        expected.push_back(file == "a.cc"
+                               ? at + "'" + root + "/a.cc' appears again; the first entry is used"
+                               : at + "source file '" + root + "/" + file +
+                                     "' does not exist; skipped");
+    }
+    newline(false);
+    json += "]\n";
+    REQUIRE(line > 3000);
+
+    std::string error;
+    auto db = parse(json, &error);
+    REQUIRE(db);
+    REQUIRE(db->commands.size() == 1);
+    REQUIRE(db->warnings.size() == expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+        INFO("warning " << i);
+        CHECK(db->warnings[i] == expected[i]);
+    }
+}
+
+TEST_CASE("a source reached through symlinks is one file under its physical path", "[compile_db]") {
+    TempDir dir;
+    const std::filesystem::path root = std::filesystem::canonical(dir.path());
+    std::filesystem::create_directories(root / "real/sub");
+    writeFile(root / "real/sub/a.cc", "int a;\n");
+    std::filesystem::create_directory_symlink(root / "real", root / "dirlink");
+    std::filesystem::create_symlink(root / "real/sub/a.cc", root / "filelink.cc");
+    std::filesystem::create_directory(root / "real/notafile.cc");
+    const std::string r = root.string();
+    std::string error;
+    // "dirlink/sub/../sub": lexically normalised first, then resolved; ".." over a symlink is
+    // normalised away before realpath sees it.
+    auto db = parse(R"([
+      {"directory": ")" +
+                        r + R"(", "file": "dirlink/sub/a.cc", "command": "cc a.cc"},
+      {"directory": ")" +
+                        r + R"(/dirlink", "file": "sub/../sub/a.cc", "command": "cc a.cc"},
+      {"directory": ")" +
+                        r + R"(", "file": "filelink.cc", "command": "cc a.cc"},
+      {"directory": ")" +
+                        r + R"(", "file": "real/notafile.cc", "command": "cc a.cc"},
+      {"directory": ")" +
+                        r + R"(", "file": "dirlink/gone.cc", "command": "cc a.cc"}
+    ])",
+                    &error);
+    REQUIRE(db);
+    REQUIRE(db->commands.size() == 1);
+    CHECK(db->commands[0].file == r + "/real/sub/a.cc");
+    REQUIRE(db->warnings.size() == 4);
+    CHECK(db->warnings[0].find("entry 2: '" + r + "/real/sub/a.cc' appears again") !=
+          std::string::npos);
+    CHECK(db->warnings[1].find("entry 3: '" + r + "/real/sub/a.cc' appears again") !=
+          std::string::npos);
+    CHECK(db->warnings[2].find("entry 4: source file '" + r +
+                               "/real/notafile.cc' does not exist") != std::string::npos);
+    // A missing file keeps the spelling it was given (made absolute).
+    CHECK(db->warnings[3].find("entry 5: source file '" + r + "/dirlink/gone.cc' does not exist") !=
+          std::string::npos);
+}
+
+TEST_CASE("absolute paths are lexically normal whatever their spelling", "[compile_db]") {
+    // The reference: std::filesystem's normalisation, without a trailing '/'.
+    auto reference = [](const std::string& path, const std::string& base) {
+        std::filesystem::path p(path);
+        if (p.is_relative())
+            p = std::filesystem::path(base) / p;
+        std::string normal = p.lexically_normal().string();
+        if (normal.size() > 1 && normal.back() == '/')
+            normal.pop_back();
+        return normal;
+    };
+    const std::vector<std::string> spellings = {
+        "",       "/",     "//",           "a",     "a/b",     "/a/b",  "a/",
+        "/a/b/",  "./a",   "a/.",          "a/./b", "a//b",    "../a",  "a/..",
+        "/..",    "/../a", "a/b/../../..", "...",   "a/.../b", ".a/b.", "//a//b//",
+        "/a/b/.", "a/..b", "a/.b/c",       "./",    ".",       ".."};
+    const std::vector<std::string> bases = {
+        "/", "/work/build", "/work/build/", "/w/./x", "/w/../x", "relative/dir", ""};
+    for (const std::string& base : bases)
+        for (const std::string& path : spellings) {
+            INFO("path '" << path << "' base '" << base << "'");
+            CHECK(absolutePath(path, base) == reference(path, base));
+        }
 }

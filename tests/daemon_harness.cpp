@@ -140,6 +140,23 @@ int DaemonProcess::terminate() {
     return exitStatus(status);
 }
 
+std::optional<int> DaemonProcess::waitForExit(std::chrono::milliseconds timeout) {
+    REQUIRE(pid_ > 0);
+    for (auto deadline = std::chrono::steady_clock::now() + timeout;
+         std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(10ms)) {
+        int status;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            const std::string text = log();
+            if (text.find("Sanitizer") != std::string::npos ||
+                text.find("runtime error:") != std::string::npos)
+                FAIL_CHECK("symdexd logged a sanitizer report:\n" << text);
+            return exitStatus(status);
+        }
+    }
+    return std::nullopt;
+}
+
 std::string DaemonProcess::log() const {
     return readFile(logPath_);
 }

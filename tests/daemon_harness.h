@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -44,6 +45,9 @@ public:
     std::unique_ptr<daemon::RpcClient> client(bool initialize = true) const;
     /// Sends SIGTERM and returns the exit status (or -1 on a signal death).
     int terminate();
+    /// Waits for the daemon to exit on its own; its exit status (-1 on a signal death), or nullopt
+    /// if it still runs after `timeout`. Fails the test on a sanitizer report.
+    std::optional<int> waitForExit(std::chrono::milliseconds timeout);
     /// Everything the daemon wrote to stderr so far.
     std::string log() const;
 

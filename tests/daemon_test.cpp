@@ -8,7 +8,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <thread>
 
 using namespace symdex;
@@ -372,6 +376,61 @@ TEST_CASE("daemon: bad input gets an error and harms nobody else", "[daemon]") {
     CHECK(locations(daemon.client()->call("textDocument/definition", at), tree) == helper);
 }
 
+namespace {
+
+/// The next message body exactly as the daemon wrote it (RpcClient would parse it into
+/// QJsonObject, which rewrites numbers). Use on a client that has read nothing yet.
+QByteArray receiveRawBody(RpcClient& client, std::chrono::milliseconds timeout) {
+    daemon::FrameReader reader;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        QByteArray body;
+        std::string error;
+        const auto status = reader.next(&body, &error);
+        REQUIRE(status != daemon::FrameReader::Status::Error);
+        if (status == daemon::FrameReader::Status::Message)
+            return body;
+        REQUIRE(std::chrono::steady_clock::now() < deadline);
+        pollfd pfd{client.fd(), POLLIN, 0};
+        if (::poll(&pfd, 1, 100) <= 0)
+            continue;
+        char buf[4096];
+        const ssize_t n = ::recv(client.fd(), buf, sizeof buf, 0);
+        REQUIRE(n > 0);
+        reader.append(QByteArray(buf, qsizetype(n)));
+    }
+}
+
+} // namespace
+
+TEST_CASE("daemon: request ids of any size come back byte for byte", "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client(/*initialize=*/false);
+    // 2^70, a number no double or int64 spells the same way, a fraction and a negative exponent.
+    for (const QByteArray& id :
+         {QByteArray("1180591620717411303424"), QByteArray("12345678901234567890123"),
+          QByteArray("0.1"), QByteArray("-25e-3"), QByteArray("7")}) {
+        INFO("id " << id.toStdString());
+        // A result, an error from the dispatcher, and an error from parsing.
+        client->sendRaw(
+            daemon::frame(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"symdex/status"})"));
+        QByteArray reply = receiveRawBody(*client, 30s);
+        CHECK(reply.contains(R"("id":)" + id + ","));
+        CHECK(reply.contains(R"("result":)"));
+        client->sendRaw(
+            daemon::frame(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"no/such/method"})"));
+        reply = receiveRawBody(*client, 30s);
+        CHECK(reply.contains(R"("id":)" + id + ","));
+        CHECK(reply.contains("-32601"));
+        client->sendRaw(
+            daemon::frame(R"({"jsonrpc":"1.0","id":)" + id + R"(,"method":"symdex/status"})"));
+        reply = receiveRawBody(*client, 30s);
+        CHECK(reply.contains(R"("id":)" + id + ","));
+        CHECK(reply.contains("-32600"));
+    }
+}
+
 TEST_CASE("daemon: a request cancelled before its answer gets RequestCancelled", "[daemon]") {
     FixtureTree tree;
     DaemonProcess daemon(tree);
@@ -522,6 +581,80 @@ TEST_CASE("daemon: one per store, and SIGTERM commits and exits", "[daemon]") {
     }
 }
 
+TEST_CASE("daemon: a socket in use or not a socket is never replaced", "[daemon]") {
+    FixtureTree tree;
+    const std::string storeB = (tree.dir.path() / "storeB").string();
+    SECTION("a live daemon's socket: refused, naming the path and the pid listening") {
+        DaemonProcess first(tree);
+        const std::string storeA = (tree.root / ".symdex").string();
+        const auto [status, log] = runDaemonToExit(
+            tree, {"--root", tree.root.string(), "--store", storeB, "--socket", first.socket()});
+        CHECK(status == 1);
+        CHECK(log.find("symdexd: another process (pid " + std::to_string(first.pid()) +
+                       ") is listening on the socket '" + first.socket() + "'") !=
+              std::string::npos);
+        // The first daemon still owns its socket, and answers for its own store.
+        CHECK(first.client(false)->call("symdex/status").toObject()["store"].toString() ==
+              QString::fromStdString(storeA));
+    }
+    SECTION("a file that is not a socket: refused and left alone") {
+        const std::string path = (tree.dir.path() / "run/notes.txt").string();
+        writeFile(path, "keep me\n");
+        const auto [status, log] = runDaemonToExit(
+            tree, {"--root", tree.root.string(), "--store", storeB, "--socket", path});
+        CHECK(status == 1);
+        CHECK(log.find("'" + path + "' exists and is not a socket") != std::string::npos);
+        CHECK(readFile(path) == "keep me\n");
+    }
+    SECTION("a stale socket nobody listens on is replaced") {
+        const std::string path = (tree.dir.path() / "run/symdexd.sock").string();
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+        REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        ::close(fd); // the file stays: a daemon that was killed
+        DaemonProcess daemon(tree);
+        CHECK(daemon.client(false)->call("symdex/status").toObject()["socket"].toString() ==
+              QString::fromStdString(path));
+    }
+}
+
+TEST_CASE("daemon: a deleted store makes it exit so that a new daemon can start", "[daemon]") {
+    FixtureTree tree;
+    const std::filesystem::path store = tree.root / ".symdex";
+    auto daemon = std::make_unique<DaemonProcess>(tree);
+    waitUntilIdle(*daemon->client());
+    std::string removed;
+    SECTION("the whole store directory") {
+        removed = store.string();
+        std::filesystem::remove_all(store);
+    }
+    SECTION("only its data file") {
+        removed = (store / "data.mdb").string();
+        std::filesystem::remove(store / "data.mdb");
+    }
+    SECTION("its lock file, replaced by another") {
+        removed = (store / "daemon.lock").string();
+        std::filesystem::remove(store / "daemon.lock");
+        writeFile(store / "daemon.lock", "");
+    }
+    const std::optional<int> status = daemon->waitForExit(10s);
+    INFO(daemon->log());
+    REQUIRE(status);
+    CHECK(*status == 3);
+    CHECK(daemon->log().find("symdexd: the store '" + store.string() +
+                             "' was deleted or replaced ('" + removed) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(daemon->socket()));
+
+    daemon = std::make_unique<DaemonProcess>(tree);
+    auto client = daemon->client();
+    CHECK(waitUntilIdle(*client)["tus"].toInt() == 4);
+    CHECK(locations(client->call("textDocument/definition",
+                                 positionParams(tree.uri("src/main.cpp"), 9, 11)),
+                    tree) == Strings{"src/main.cpp:2:11-2:17"});
+}
+
 TEST_CASE("daemon: --index-priority normal serves the same, and a bad value is refused",
           "[daemon]") {
     FixtureTree tree;
@@ -610,3 +743,58 @@ TEST_CASE("daemon: symdex queries print the same through the daemon as from the 
     CHECK(daemon.client()->call("symdex/status").toObject()["requestsAnswered"].toInt() > 20);
 }
 #endif
+
+namespace {
+
+/// A TU libclang never finishes: clang's own debugging pragma recurses without end (it spins
+/// rather than overflowing, optimised as it is). Added to `tree`'s database.
+void addEndlessTu(FixtureTree& tree) {
+    writeFile(tree.root / "src/endless.cpp", "#pragma clang __debug overflow_stack\nint x;\n");
+    tree.sources.push_back("src/endless.cpp");
+    tree.writeDatabase();
+}
+
+} // namespace
+
+TEST_CASE("daemon: SIGTERM stops a parse that never ends, within 2 s", "[daemon][isolation]") {
+    FixtureTree tree;
+    addEndlessTu(tree);
+    auto daemon = std::make_unique<DaemonProcess>(tree, Strings{"--tu-timeout", "0"});
+    {
+        // The four golden TUs are done; only the endless one is being parsed.
+        auto client = daemon->client();
+        for (;; std::this_thread::sleep_for(50ms)) {
+            const QJsonObject status = client->call("symdex/status").toObject();
+            REQUIRE(status.value("state").toString() != "idle");
+            if (status["progress"]["tusDone"].toInt() >= 4)
+                break;
+        }
+        std::this_thread::sleep_for(300ms);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(daemon->terminate() == 0);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 2.0);
+    daemon.reset();
+}
+
+TEST_CASE("daemon: a TU that hangs is stopped by --tu-timeout, logged, and not parsed again",
+          "[daemon][isolation]") {
+    FixtureTree tree;
+    addEndlessTu(tree);
+    {
+        DaemonProcess daemon(tree, {"--tu-timeout", "1"});
+        const QJsonObject status = waitUntilIdle(*daemon.client());
+        CHECK(status["tus"].toInt() == 5);
+        const std::string log = daemon.log();
+        INFO(log);
+        CHECK(log.find("src/endless.cpp crashed: timed out after 1 s (--tu-timeout)") !=
+              std::string::npos);
+    }
+    // Restarted: nothing it read changed, so it is not parsed again (no crash loop).
+    DaemonProcess daemon(tree, {"--tu-timeout", "1"});
+    const QJsonObject status = waitUntilIdle(*daemon.client());
+    CHECK(status["lastRun"]["tusUpToDate"].toInt() == 5);
+    CHECK(status["lastRun"]["tus"].toArray().isEmpty());
+}

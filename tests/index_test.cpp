@@ -338,6 +338,49 @@ TEST_CASE("incremental: only what changed is re-parsed, and changes are visible"
     }
 }
 
+TEST_CASE("an interrupted incremental run leaves no TU stale", "[index][incremental]") {
+    // x.cpp and y.cpp expand a macro of the header they share. After the header changes, a run
+    // that commits x.cpp and stops has already updated the header's record; y.cpp must still be
+    // judged against what *it* read (TuRecord::fileHashes), not against that shared record.
+    TempDir dir;
+    test::writeFile(dir / "h.h", "void f1();\nvoid f2();\n#define CALL f1\n");
+    test::writeFile(dir / "x.cpp", "#include \"h.h\"\nvoid x() { CALL(); }\n");
+    test::writeFile(dir / "y.cpp", "#include \"h.h\"\nvoid y() { CALL(); }\n");
+    test::writeCompileDb(dir.path(), {"x.cpp", "y.cpp"}, {"-std=c++17"});
+    StoreOptions storeOptions;
+    storeOptions.directory = dir.path() / ".symdex";
+    auto store = SymbolStore::open(storeOptions);
+    std::string error;
+    auto db = loadCompileDatabase(dir.path().string(), &error);
+    REQUIRE(db);
+    IndexOptions options;
+    options.threads = 1;
+    REQUIRE(Indexer(*store, options).run(*db).tusParsed == 2);
+    auto callers = [&](const std::string& name) {
+        std::vector<std::string> files;
+        for (uint64_t usr : store->resolveName(name))
+            for (const ReferenceHit& hit : store->references(usr))
+                files.push_back(std::filesystem::path(hit.path).filename().string());
+        std::sort(files.begin(), files.end());
+        return files;
+    };
+    REQUIRE(callers("f1") == std::vector<std::string>{"x.cpp", "y.cpp"});
+
+    test::writeFile(dir / "h.h", "void f1();\nvoid f2();\n#define CALL f2\n");
+    IndexOptions interrupted = options;
+    interrupted.stopAfterTusForTest = 1;
+    IndexSummary first = Indexer(*store, interrupted).run(*db);
+    REQUIRE(first.tusParsed == 1);
+    REQUIRE(first.cancelled);
+
+    IndexSummary second = Indexer(*store, options).run(*db);
+    CHECK(second.tusUpToDate == 1);
+    CHECK(second.tusParsed == 1);
+    CHECK(callers("f1").empty());
+    CHECK(callers("f2") == std::vector<std::string>{"x.cpp", "y.cpp"});
+    CHECK(Indexer(*store, options).run(*db).tusParsed == 0);
+}
+
 TEST_CASE("a TU libclang cannot parse fails alone", "[index]") {
     GoldenTree tree;
     // An unknown language makes the driver refuse the command: that TU fails, the rest index.

@@ -80,6 +80,7 @@ TEST_CASE("records round-trip", "[records]") {
     tu.parseMillis = 812;
     tu.firstError = "a.cc:1:2: error: x";
     tu.fileIds = {7, 1, 1000000};
+    tu.fileHashes = {0x0123456789abcdefULL, 0, ~0ULL};
     CHECK(decodeTuRecord(encodeTuRecord(tu)) == tu);
 }
 
@@ -96,4 +97,29 @@ TEST_CASE("corrupt records decode to nothing", "[records]") {
     CHECK_FALSE(decodeSymbol(bytes));
     CHECK_FALSE(decodeReference("abc"));
     CHECK_FALSE(decodeTuRecord(""));
+}
+
+TEST_CASE("a symbol whose extent deltas are out of range decodes without overflow", "[records]") {
+    // Found by tests/fuzz/records_fuzzer (seed crash-symbol-line-delta-overflow): a corrupt
+    // record's line deltas are any int64, and subtracting INT64_MIN from the line overflowed
+    // (undefined behaviour, caught by the UBSan build). Lines are 32-bit and wrap, as encoded.
+    std::string bytes;
+    Writer w(bytes);
+    w.byte(static_cast<uint8_t>(SymbolKind::Function));
+    w.byte(0);
+    w.varint(0xffffffff); // location line
+    w.varint(1);
+    w.svarint(std::numeric_limits<int64_t>::min()); // line - extent.begin.line
+    w.varint(1);
+    w.svarint(std::numeric_limits<int64_t>::max()); // extent.end.line - line
+    w.varint(1);
+    w.string("f");
+    w.string("f");
+    w.string("c:@F@f#");
+    std::optional<Symbol> s = decodeSymbol(bytes);
+    REQUIRE(s);
+    CHECK(s->location.line == 0xffffffffu);
+    CHECK(s->extent.begin.line == 0xffffffffu); // 0xffffffff - 0 (INT64_MIN mod 2^32)
+    CHECK(s->extent.end.line == 0xfffffffeu);   // 0xffffffff + 0xffffffff (mod 2^32)
+    CHECK(decodeSymbol(encodeSymbol(*s)) == s);
 }

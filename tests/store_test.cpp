@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -324,7 +325,77 @@ TEST_CASE("a store of another format version is refused with the rebuild command
     }
     CHECK_THROWS_WITH(openStore(dir), Catch::Contains("has format version " +
                                                       std::to_string(kStoreFormatVersion + 1)) &&
-                                          Catch::Contains("rm -rf"));
+                                          Catch::Contains("symdex index --rebuild"));
+    try {
+        openStore(dir);
+    } catch (const StoreError& e) {
+        CHECK(e.kind() == StoreError::Kind::WrongVersion);
+    }
+}
+
+TEST_CASE("a truncated or scribbled store is refused as damaged, a healthy one opens",
+          "[store][damage]") {
+    TempDir dir;
+    {
+        auto store = openStore(dir);
+        for (int f = 0; f < 20; ++f) {
+            std::vector<Symbol> symbols;
+            for (uint32_t s = 0; s < 100; ++s)
+                symbols.push_back(makeSymbol("f" + std::to_string(f) + "_" + std::to_string(s),
+                                             SymbolKind::Function, s + 1, true));
+            const std::string path = "/p/f" + std::to_string(f) + ".cc";
+            store->publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
+        }
+        store->flush();
+    }
+    const std::filesystem::path data = dir.path() / "store" / "data.mdb";
+    const std::string healthy = test::readFile(data);
+    auto expectDamaged = [&](const std::string& detail) {
+        try {
+            openStore(dir);
+            FAIL("a damaged store was opened");
+        } catch (const StoreError& e) {
+            CHECK(e.kind() == StoreError::Kind::Damaged);
+            CHECK_THAT(e.what(), Catch::Contains("is damaged") && Catch::Contains(detail) &&
+                                     Catch::Contains("symdex index --rebuild --store"));
+        }
+    };
+    SECTION("truncated to half") {
+        std::filesystem::resize_file(data, healthy.size() / 2);
+        expectDamaged("truncated");
+    }
+    SECTION("empty") {
+        std::filesystem::resize_file(data, 0);
+        expectDamaged("data.mdb is empty");
+    }
+    SECTION("the headers of the leaf pages overwritten") {
+        // Leaf pages carry their own number and flag 0x02 (mdb.c, MDB_page); which of them the
+        // newest snapshot reaches depends on the layout, so all are overwritten.
+        std::string damaged = healthy;
+        const size_t pageSize = 4096;
+        size_t overwritten = 0;
+        for (size_t page = 2; (page + 1) * pageSize <= damaged.size(); ++page) {
+            char* header = damaged.data() + page * pageSize;
+            uint64_t pgno;
+            std::memcpy(&pgno, header, 8);
+            if (pgno != page || header[10] != 0x02)
+                continue;
+            std::memset(header + 12, 0xA5, 4); // lower and upper bounds
+            ++overwritten;
+        }
+        REQUIRE(overwritten > 10);
+        test::writeFile(data, damaged);
+        expectDamaged("bounds");
+    }
+    SECTION("a meta page without its magic number") {
+        std::string damaged = healthy;
+        damaged[16] = 0;
+        test::writeFile(data, damaged);
+        expectDamaged("magic");
+    }
+    SECTION("untouched") {
+        CHECK(openStore(dir)->stats().symbols == 20 * 100);
+    }
 }
 
 TEST_CASE("opening a missing store for queries says how to create it", "[store]") {
@@ -490,4 +561,118 @@ TEST_CASE("latency histogram percentiles are within 1% of the samples", "[latenc
     CHECK(small.quantileNs(0.2) == 0);
     CHECK(small.quantileNs(0.6) == 127);
     CHECK(small.quantileNs(1.0) == 129);
+}
+
+namespace {
+
+/// A tmpfs of `size` mounted on a directory of `dir` while the object lives; mounted() is false
+/// where the system does not allow mounting (the tests run as root in CI).
+class SmallTmpfs {
+public:
+    SmallTmpfs(const TempDir& dir, const std::string& size) : path_(dir.path() / "tmpfs") {
+        std::filesystem::create_directory(path_);
+        mounted_ = std::system(("mount -t tmpfs -o size=" + size + " tmpfs '" + path_.string() +
+                                "' 2>/dev/null")
+                                   .c_str()) == 0;
+    }
+    ~SmallTmpfs() {
+        if (mounted_ && std::system(("umount '" + path_.string() + "'").c_str()) != 0)
+            WARN("could not unmount " << path_);
+    }
+    bool mounted() const { return mounted_; }
+    const std::filesystem::path& path() const { return path_; }
+
+    /// Fills the file system with a file until at most `leave` bytes are free.
+    void fill(size_t leave) {
+        const std::string chunk(4096, 'x');
+        FILE* f = std::fopen((path_ / "filler").c_str(), "ab");
+        REQUIRE(f);
+        std::setvbuf(f, nullptr, _IONBF, 0);
+        while (std::filesystem::space(path_).available > leave + chunk.size())
+            if (std::fwrite(chunk.data(), 1, chunk.size(), f) != chunk.size())
+                break;
+        while (std::fwrite(chunk.data(), 1, 1, f) == 1 &&
+               std::filesystem::space(path_).available > leave)
+            ;
+        std::fclose(f);
+    }
+    void freeSpace() { std::filesystem::remove(path_ / "filler"); }
+
+private:
+    std::filesystem::path path_;
+    bool mounted_ = false;
+};
+
+IndexedTu bigTu(const std::string& path, const std::string& prefix, uint32_t symbols) {
+    std::vector<Symbol> rows;
+    for (uint32_t s = 0; s < symbols; ++s)
+        rows.push_back(makeSymbol(prefix + std::to_string(s), SymbolKind::Function, s + 1, true));
+    return makeTu(path, {makeFile(path, 7, std::move(rows), {})});
+}
+
+} // namespace
+
+// The disk is a 4 MiB tmpfs, filled by another file: completely (LMDB's write fails with
+// ENOSPC), then all but 64 KiB (a write completes in part, which LMDB reports as EIO).
+TEST_CASE("a full disk fails the commit with ENOSPC, hides what it did not store, and the next "
+          "commit after space is freed succeeds",
+          "[store][diskfull]") {
+    TempDir dir;
+    SmallTmpfs disk(dir, "4m");
+    if (!disk.mounted()) {
+        WARN("skipped: cannot mount a tmpfs here (mount -t tmpfs needs root)");
+        return;
+    }
+    StoreOptions options;
+    options.directory = disk.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto store = SymbolStore::open(options);
+    store->publish(bigTu("/p/small.cc", "small_", 10));
+    store->flush();
+
+    for (size_t leave : {size_t(0), size_t(64) << 10}) {
+        INFO("free space left: " << leave << " bytes");
+        disk.fill(leave);
+        store->publish(bigTu("/p/big.cc", "big_", 20000));
+        try {
+            store->flush();
+            FAIL("the commit succeeded on a full disk");
+        } catch (const StoreError& e) {
+            CHECK(e.kind() == StoreError::Kind::NoSpace);
+            CHECK_THAT(e.what(), Catch::Contains("No space left on device") &&
+                                     Catch::Contains(options.directory.string()));
+        }
+        // What failed to commit is not visible as if stored; what was stored still is.
+        CHECK(store->stagedFiles() == 0);
+        CHECK_FALSE(store->file("/p/big.cc"));
+        CHECK_FALSE(store->tu("/p/big.cc"));
+        CHECK(store->resolveName("big_1").empty());
+        CHECK(store->resolveName("small_1").size() == 1);
+
+        // Space freed: the next commit succeeds (the failure was reported once, not kept).
+        disk.freeSpace();
+        store->publish(bigTu("/p/other.cc", "other_", 10));
+        REQUIRE_NOTHROW(store->flush());
+        CHECK(store->resolveName("other_1").size() == 1);
+        store->apply(StoreEdit{{}, {"/p/other.cc"}, {}});
+        store->flush();
+    }
+    store->publish(bigTu("/p/big.cc", "big_", 20000));
+    REQUIRE_NOTHROW(store->flush());
+    CHECK(store->resolveName("big_19999").size() == 1);
+    CHECK(store->tu("/p/big.cc"));
+}
+
+TEST_CASE("EIO from LMDB means a full disk only where the file system is nearly full",
+          "[store][diskfull]") {
+    TempDir dir;
+    openStore(dir).reset();
+    auto env = lmdb::Env::open(dir.path() / "store", 1 << 20, 8, 16, 0);
+    // The temporary directory has room: an I/O error stays one.
+    if (std::filesystem::space(dir.path()).available > (size_t(1) << 30))
+        CHECK_THROWS_WITH(lmdb::check(EIO, "commit", env.get()),
+                          Catch::Contains("Input/output error"));
+    CHECK_THROWS_WITH(lmdb::check(ENOSPC, "commit", env.get()),
+                      Catch::Contains("No space left on device") &&
+                          Catch::Contains((dir.path() / "store").string()));
 }
