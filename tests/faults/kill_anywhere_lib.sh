@@ -149,7 +149,9 @@ ka_stride() {
     echo 1
 }
 
-# One kill: KILL_NUMBER. Prints one line; returns 1 when the dump differs.
+# One kill: KILL_NUMBER. Prints one line; returns 1 when the dump differs. A run found already
+# ended at its kill was shorter than measured (a loaded machine makes single measurements long):
+# its scenario's estimate drops to that moment, so that the next kills land within the run.
 ka_kill_once() {
     local i=$1 s=${ka_scenarios[$(($1 % 5))]} kind=${ka_kinds[$(($1 % 3))]}
     local permille=$((50 + 900 * ((i * ka_stride_value) % ka_kills) / (ka_kills > 1 ? ka_kills - 1 : 1)))
@@ -161,14 +163,24 @@ ka_kill_once() {
         "$ka_symdex" index -p "$tree_db" --store "$ka_store" --threads 2 -q >"$log" 2>&1 &
         pid=$!
         sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
-        if kill -KILL "$pid" 2>/dev/null; then moment="during the run"; else moment="after it ended"; fi
+        if kill -KILL "$pid" 2>/dev/null; then
+            moment="during the run"
+        else
+            moment="after it ended"
+            ka_ms_index[$s]=$delay_ms
+        fi
         wait "$pid" 2>/dev/null || true
         recovery="symdex index"
     else
         delay_ms=$((ka_ms_daemon[$s] * permille / 1000))
         ka_daemon_start "$log"
         sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
-        if ka_daemon_run_ended "$log"; then moment="after its run ended"; else moment="during the run"; fi
+        if ka_daemon_run_ended "$log"; then
+            moment="after its run ended"
+            ka_ms_daemon[$s]=$delay_ms
+        else
+            moment="during the run"
+        fi
         if [ "$kind" = daemon-kill ]; then
             kill -KILL "$ka_daemon_pid"
             wait "$ka_daemon_pid" 2>/dev/null || true
