@@ -2,13 +2,14 @@
 # Defines the tree adapter kill_anywhere_lib.sh expects: tree_create DIR, tree_apply SCENARIO,
 # tree_state, and sets tree_root and tree_db.
 #
-# The tree: TUS sources (src/tuNN.cpp) and src/late.cpp over five shared headers, each TU also
+# The tree: TUS sources (src/tuNN.cpp) and src/late.cpp over six shared headers, each TU also
 # pulling in <vector>, <map>, <string> and <memory>, so that a cold index at --threads 2 takes
 # a second or two. The edits are chosen so that a TU left unparsed after its inputs changed
 # shows in its own records, not only in the header's:
 # - header: include/util.h declares take(int) or take(long) (shifted by one line); the even
 #   TUs call take(1), so their main files reference one USR or the other.
-# - macro: include/calls.h has `#define CALL f1` or `f2`; every TU calls CALL().
+# - macro: include/calls.h has `#define CALL f1` or `f2`; every TU calls CALL(), and so does
+#   include/via_macro.h (odd TUs), whose own text does not change.
 # - remove / add: src/late.cpp (the only includer of include/late_only.h) leaves the compile
 #   database or comes back.
 
@@ -61,6 +62,7 @@ tree_write_tu() { # NAME INDEX
         [ $((i % 2)) = 0 ] && echo '#include "util.h"'
         [ $((i % 2)) = 1 ] && echo '#include "shapes.h"'
         [ $((i % 4)) = 1 ] && echo '#include "containers.h"'
+        [ $((i % 2)) = 1 ] && echo '#include "via_macro.h"'
         [ "$1" = late ] && echo '#include "late_only.h"'
         echo '#include <algorithm>'
         echo '#include <memory>'
@@ -141,6 +143,14 @@ public:
 private:
     std::map<std::string, std::vector<T>> items_;
 };
+} // namespace fx
+H
+    # Unchanged by the macro edit, yet what it references follows calls.h's CALL.
+    cat >"$tree_root/include/via_macro.h" <<'H'
+#pragma once
+#include "calls.h"
+namespace fx {
+inline int viaMacro() { return CALL() + 1; }
 } // namespace fx
 H
     cat >"$tree_root/include/late_only.h" <<'H'

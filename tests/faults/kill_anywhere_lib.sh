@@ -12,7 +12,8 @@
 # symdexd SIGTERMed (each recovered alternately by a restarted symdexd, stopped with SIGTERM once
 # its start-up run has ended, and by `symdex index`).
 
-ka_scenarios=(cold header macro remove add)
+# KA_SCENARIOS picks a subset (in this order: remove must come before add).
+read -ra ka_scenarios <<<"${KA_SCENARIOS:-cold header macro remove add}"
 ka_kinds=(index-kill daemon-kill daemon-term)
 
 ka_now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -111,7 +112,7 @@ ka_measure() {
         clean=$(ka_clean_dump)
         if ! cmp -s "$ka_work/store.dump" "$clean"; then
             echo "kill_anywhere: an uninterrupted '$s' run of symdex index already differs from a clean index:"
-            diff -u "$clean" "$ka_work/store.dump" | head -n 20
+            diff -u "$clean" "$ka_work/store.dump" | head -n 20 || true
             ka_uninterrupted_bad=$((ka_uninterrupted_bad + 1))
             rm -rf "$ka_store" && ka_index "$ka_store" "$ka_work/measure.log"
         fi
@@ -128,7 +129,7 @@ ka_measure() {
         clean=$(ka_clean_dump)
         if ! cmp -s "$ka_work/store.dump" "$clean"; then
             echo "kill_anywhere: an uninterrupted '$s' run of symdexd already differs from a clean index:"
-            diff -u "$clean" "$ka_work/store.dump" | head -n 20
+            diff -u "$clean" "$ka_work/store.dump" | head -n 20 || true
             ka_uninterrupted_bad=$((ka_uninterrupted_bad + 1))
             rm -rf "$ka_store" && ka_index "$ka_store" "$ka_work/measure.log"
         fi
@@ -138,7 +139,7 @@ ka_measure() {
 }
 
 # A stride coprime to KILLS, so that kill i's fraction (i * stride mod KILLS) visits every
-# fraction once and each scenario (i mod 5) gets fractions from the whole range.
+# fraction once and each scenario (i mod the number of scenarios) gets fractions from the whole range.
 ka_stride() {
     local k=$1 s
     for s in 7 11 13 17 19 23 29 31; do
@@ -153,7 +154,7 @@ ka_stride() {
 # ended at its kill was shorter than measured (a loaded machine makes single measurements long):
 # its scenario's estimate drops to that moment, so that the next kills land within the run.
 ka_kill_once() {
-    local i=$1 s=${ka_scenarios[$(($1 % 5))]} kind=${ka_kinds[$(($1 % 3))]}
+    local i=$1 s=${ka_scenarios[$(($1 % ${#ka_scenarios[@]}))]} kind=${ka_kinds[$(($1 % 3))]}
     local permille=$((50 + 900 * ((i * ka_stride_value) % ka_kills) / (ka_kills > 1 ? ka_kills - 1 : 1)))
     local recovery moment delay_ms pid log=$ka_work/kill-$i.log
     tree_apply "$s"
@@ -204,7 +205,7 @@ ka_kill_once() {
     ka_count[$s/$kind]=$((${ka_count[$s/$kind]:-0} + 1))
     [ "$moment" = "during the run" ] && ka_during=$((ka_during + 1))
     if [ "$verdict" = DIFFERS ]; then
-        diff -u --label clean "$clean" --label "after the kill" "$ka_work/store.dump" | head -n 30
+        diff -u --label clean "$clean" --label "after the kill" "$ka_work/store.dump" | head -n 30 || true
         # Start the next kill from a correct store, so that each kill is judged on its own.
         rm -rf "$ka_store"
         ka_index "$ka_store" "$ka_work/recover.log"
