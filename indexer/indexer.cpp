@@ -452,7 +452,9 @@ std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t rank, Parser& parser,
         const std::string first = outcome.reason;
         outcome = parser.worker->parse(command, rank, claimer);
         if (outcome.kind == WorkerOutcome::Died)
-            outcome.reason = "the parse worker " + first + ", and again when retried";
+            outcome.reason = "the parse worker " +
+                             std::string(first.starts_with("killed") ? "was " : "") + first +
+                             ", and again when retried";
     }
     switch (outcome.kind) {
     case WorkerOutcome::Parsed:
