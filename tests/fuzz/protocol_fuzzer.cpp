@@ -54,12 +54,12 @@ Split split(const QByteArray& stream, qsizetype piece) {
     return out;
 }
 
-void checkReply(const QJsonValue& id) {
-    const QByteArray reply = frame(makeError(id, kInvalidRequest, "fuzz"));
+void checkReply(const RequestId& id) {
+    const QByteArray reply = frameError(id, kInvalidRequest, "fuzz");
     Split back = split(reply, 0);
     require(!back.failed && back.bodies.size() == 1, "a reply does not frame as one message");
     RpcError error;
-    QJsonValue backId;
+    RequestId backId;
     std::optional<Message> message = parseMessage(back.bodies[0], &error, &backId);
     require(message.has_value(), "a reply does not parse");
     require(message->isResponse(), "a reply does not parse as a response");
@@ -85,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bodies.push_back(stream);
     for (const QByteArray& body : bodies) {
         RpcError error;
-        QJsonValue id;
+        RequestId id;
         std::optional<Message> message = parseMessage(body, &error, &id);
         if (!message) {
             require(error.code < 0 && !error.message.isEmpty(), "a parse error without a code");
