@@ -2,16 +2,16 @@
 
 #include <mutex>
 #include <numeric>
-#include <set>
 #include <shared_mutex>
 
 namespace symdex {
 
 HeaderClaims::HeaderClaims(FileStamps& stamps,
                            const std::unordered_map<std::string, uint64_t>& storedHashes,
-                           size_t tuCount, bool force)
-    : stamps_(stamps), storedHashes_(storedHashes), force_(force), claimedBy_(tuCount),
-      takeoversBy_(tuCount, 0), releasedBy_(tuCount) {}
+                           const std::unordered_map<std::string, size_t>& keptBy, size_t tuCount,
+                           bool force)
+    : stamps_(stamps), storedHashes_(storedHashes), keptBy_(keptBy), force_(force),
+      claimedBy_(tuCount), takeoversBy_(tuCount, 0) {}
 
 void HeaderClaims::preclaim(const std::string& path, size_t rank) {
     std::optional<FileStamp> stamp = stamps_.hashed(path);
@@ -34,10 +34,13 @@ std::optional<FileClaim> HeaderClaims::claim(const std::string& path, size_t ran
     std::optional<FileStamp> stamp = stamps_.hashed(path);
     if (!stamp)
         return std::nullopt; // unreadable (a virtual or vanished file): nothing to extract
+    // The store's version stands when its contents are current and the TU that extracted them is
+    // up to date: that TU would extract the same again. A lower rank still takes it over.
     auto stored = storedHashes_.find(path);
+    auto kept = keptBy_.find(path);
     const bool current = !force_ && stored != storedHashes_.end() && stored->second != 0 &&
-                         stored->second == stamp->contentHash;
-    auto owner = std::make_shared<std::atomic<size_t>>(rank); // allocated outside the lock
+                         stored->second == stamp->contentHash && kept != keptBy_.end();
+    auto owner = std::make_shared<std::atomic<size_t>>(current ? kept->second : rank);
     std::unique_lock lock(stripe.mu);
     auto [slot, inserted] = stripe.claims.try_emplace(path);
     Claim& claim = slot->second;
@@ -45,11 +48,13 @@ std::optional<FileClaim> HeaderClaims::claim(const std::string& path, size_t ran
         claim = Claim{std::move(owner), !current, false, *stamp};
         if (!current)
             claimedBy_[rank].push_back(path);
-    } else if (canTakeOver(claim, rank)) {
-        // The former owner reads this and stops extracting the file.
+    }
+    if (canTakeOver(claim, rank)) {
+        // The former owner, if it is parsing, reads this and stops extracting the file.
+        takeoversBy_[rank] += claim.extract;
+        claim.extract = true;
         claim.owner->store(rank, std::memory_order_relaxed);
         claimedBy_[rank].push_back(path);
-        ++takeoversBy_[rank];
     }
     return answer(claim, rank);
 }
@@ -59,24 +64,10 @@ void HeaderClaims::release(size_t rank) {
         Stripe& stripe = stripeOf(path);
         std::unique_lock lock(stripe.mu);
         auto found = stripe.claims.find(path);
-        if (found != stripe.claims.end() && found->second.ownerRank() == rank) {
+        if (found != stripe.claims.end() && found->second.ownerRank() == rank)
             stripe.claims.erase(found);
-            releasedBy_[rank].push_back(path);
-        }
     }
     claimedBy_[rank].clear();
-}
-
-std::vector<std::string> HeaderClaims::orphans() {
-    std::set<std::string> out;
-    for (const std::vector<std::string>& paths : releasedBy_)
-        for (const std::string& path : paths) {
-            Stripe& stripe = stripeOf(path);
-            std::shared_lock lock(stripe.mu);
-            if (!stripe.claims.contains(path))
-                out.insert(path);
-        }
-    return {out.begin(), out.end()};
 }
 
 size_t HeaderClaims::takeovers() const {

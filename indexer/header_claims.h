@@ -1,13 +1,16 @@
 // The per-run claim table: a file reached by many TUs is extracted by one of them, and by none
-// if the store already holds its current contents.
+// if the store already holds what that one would extract.
 //
-// Which one is decided by rank, not by timing: TUs are started in rank order, and a header
-// belongs to the lowest-ranked TU that includes it. A TU that reaches a header claimed by a
-// higher rank takes it over (the store keeps the lower rank's version: IndexedFile::priority).
-// So a run gives the same store whatever the thread count, and the owner is never a TU whose
-// libclang session skipped the header's function bodies: any TU that finished parsing them
-// before the owner started has a lower rank, and would own the header instead. A claim is
-// exclusive at every moment: the TU that loses a header stops extracting it (FileClaim::owner).
+// Which one is decided by rank, not by timing. Every TU of the compile database has a global rank
+// (Indexer: main files by size, largest first, then database order), TUs are started in rank
+// order, and a header belongs to the lowest-ranked TU that includes it — in this run or, when
+// that TU is up to date, in the store (`keptBy`). A TU that reaches a header claimed by a higher
+// rank takes it over (the store keeps the lower rank's version: IndexedFile::priority). So a run
+// gives the same store whatever the thread count and whatever earlier runs did, and the owner is
+// never a TU whose libclang session skipped the header's function bodies: any TU that finished
+// parsing them before the owner started has a lower rank, and would own the header instead. A
+// claim is exclusive at every moment: the TU that loses a header stops extracting it
+// (FileClaim::owner).
 //
 // The table is striped by path like the store's overlay: a fixed number of reader-writer locks
 // (LockClass::ClaimTable in the lock telemetry), each over its own map.
@@ -26,11 +29,14 @@ namespace symdex {
 
 class HeaderClaims : public FileClaimer {
 public:
-    /// `storedHashes`: path -> content hash the store holds at the start of the run (read-only
-    /// during the run). `tuCount`: ranks go from 0 to tuCount - 1. With `force`, every file is
-    /// extracted once whatever the store holds.
+    /// `storedHashes`: path -> content hash the store holds at the start of the run. `keptBy`:
+    /// path -> rank of the up-to-date TU that extracted what the store holds (0 for the main file
+    /// of an up-to-date TU: nobody else may extract it); a file without an entry has no owner
+    /// left and is extracted by the first TU that reaches it. Both are read-only during the run.
+    /// `tuCount`: ranks go from 0 to tuCount - 1. With `force`, every file is extracted once
+    /// whatever the store holds.
     HeaderClaims(FileStamps& stamps, const std::unordered_map<std::string, uint64_t>& storedHashes,
-                 size_t tuCount, bool force);
+                 const std::unordered_map<std::string, size_t>& keptBy, size_t tuCount, bool force);
 
     /// Gives `path` to the TU of rank `rank` for good: a TU always extracts its own main file.
     void preclaim(const std::string& path, size_t rank);
@@ -38,15 +44,12 @@ public:
     void release(size_t rank) override;
     /// Claims taken over from a higher rank so far (each one is a header extracted twice).
     size_t takeovers() const;
-    /// After the parses: files released by failed TUs that no TU claimed again (the TUs that
-    /// reached them while they were claimed skipped them), each once, sorted.
-    std::vector<std::string> orphans();
 
 private:
     struct Claim {
         /// Written under the stripe's write lock; read by the owning parse without a lock.
         std::shared_ptr<std::atomic<size_t>> owner;
-        bool extract = false; ///< false: the store already holds these contents
+        bool extract = false; ///< false: the store holds what the owner (an up-to-date TU) made
         bool pinned = false;  ///< a main file: never taken over
         FileStamp stamp;
 
@@ -58,7 +61,7 @@ private:
         return FileClaim{claim.stamp, claim.owner};
     }
     static bool canTakeOver(const Claim& claim, size_t rank) {
-        return claim.extract && !claim.pinned && rank < claim.ownerRank();
+        return !claim.pinned && rank < claim.ownerRank();
     }
 
     static constexpr size_t kStripes = 64;
@@ -72,14 +75,13 @@ private:
 
     FileStamps& stamps_;
     const std::unordered_map<std::string, uint64_t>& storedHashes_;
+    const std::unordered_map<std::string, size_t>& keptBy_;
     const bool force_;
     std::array<Stripe, kStripes> stripes_;
     /// Paths each rank claimed, for release(); entry r is touched only by the thread parsing r.
     std::vector<std::vector<std::string>> claimedBy_;
     /// Per rank, like claimedBy_: summed by takeovers() after the parses.
     std::vector<size_t> takeoversBy_;
-    /// Per rank, like claimedBy_: the paths release() gave back.
-    std::vector<std::vector<std::string>> releasedBy_;
 };
 
 } // namespace symdex

@@ -85,10 +85,12 @@ struct StoreSnapshot {
     std::unordered_map<uint32_t, FileRecord> files;
     std::unordered_map<std::string, uint64_t> hashes; ///< path -> content hash
     std::unordered_map<std::string, TuRecord> tus;    ///< main file -> record
+    std::unordered_map<std::string, uint32_t> ids;    ///< path -> file id
 
     explicit StoreSnapshot(const SymbolStore& store) {
         store.forEachFile([&](uint32_t id, const FileRecord& record) {
             hashes.emplace(record.path, record.contentHash);
+            ids.emplace(record.path, id);
             files.emplace(id, record);
         });
         store.forEachTu(
@@ -148,19 +150,37 @@ struct Indexer::Run {
 
     std::vector<char> dirty;                    ///< [tu]: out of date (phase 1)
     tbb::concurrent_vector<FileRecord> touched; ///< unchanged files with new stamps (phase 1)
-    std::vector<size_t> order;                  ///< dirty TUs in schedule order: rank -> tu
+    /// [tu]: its global rank, the order of a clean run: main file by size, largest first (long
+    /// TUs start first), then database order. Decides header ownership (header_claims.h).
+    std::vector<size_t> rankOf;
+    std::unordered_map<std::string, size_t> tuOf; ///< main file -> tu
+    std::vector<size_t> order;                    ///< dirty TUs in rank order
     uint64_t generation = 0;
     ParseOptions parseOptions;
     bool isolated = false;       ///< parses run in worker processes
     WorkerOptions workerOptions; ///< when isolated
     // Per TU, each written only by the thread parsing it:
     std::vector<std::vector<std::string>> included;
+    std::vector<std::vector<std::string>> extracted; ///< the files its publication carried
     std::vector<TuRecord> results;
     std::vector<char> parsed;
 
     Run(const CompileDatabase& database, unsigned threads, const SymbolStore& store)
         : db(database), n(database.commands.size()), arena(static_cast<int>(threads)),
-          before(store), dirty(n, 0), included(n), results(n), parsed(n, 0) {}
+          before(store), dirty(n, 0), rankOf(n, 0), included(n), extracted(n), results(n),
+          parsed(n, 0) {}
+
+    /// The TU of the store's owner of `path`, if that owner is in the database; nullopt otherwise.
+    std::optional<size_t> storedOwner(const std::string& path) const {
+        auto id = before.ids.find(path);
+        if (id == before.ids.end())
+            return std::nullopt;
+        auto owner = before.files.find(before.files.at(id->second).ownerFileId);
+        if (owner == before.files.end())
+            return std::nullopt;
+        auto tu = tuOf.find(owner->second.path);
+        return tu == tuOf.end() ? std::nullopt : std::optional(tu->second);
+    }
 };
 
 namespace {
@@ -313,21 +333,44 @@ void Indexer::findOutOfDate(Run& run) const {
         });
     });
 
-    for (size_t i = 0; i < run.n; ++i)
+    // Ranks: largest main file first, so that the run does not end waiting on one big TU that
+    // started last. Only what is on disk now decides, never an earlier run (not the parse times
+    // it recorded): header ownership follows rank, and must be what a clean run would choose.
+    std::vector<uint64_t> size(run.n, 0);
+    std::vector<size_t> byRank(run.n);
+    for (size_t i = 0; i < run.n; ++i) {
+        std::optional<FileStamp> st = run.stamps.stat(run.db.commands[i].file);
+        size[i] = st ? st->size : 0;
+        byRank[i] = i;
+        run.tuOf.emplace(run.db.commands[i].file, i);
+    }
+    std::stable_sort(byRank.begin(), byRank.end(),
+                     [&](size_t a, size_t b) { return size[a] > size[b]; });
+    for (size_t r = 0; r < run.n; ++r)
+        run.rankOf[byRank[r]] = r;
+    for (size_t i : byRank)
         if (run.dirty[i])
             run.order.push_back(i);
     run.summary.tusUpToDate = run.n - run.order.size();
-    // Longest first (by last parse time, else by main file size): the run does not end waiting on
-    // one big TU that started last.
-    std::vector<uint64_t> cost(run.n, 0);
-    for (size_t i : run.order) {
-        auto stored = run.before.tus.find(run.db.commands[i].file);
-        std::optional<FileStamp> st = run.stamps.stat(run.db.commands[i].file);
-        cost[i] = stored != run.before.tus.end() ? uint64_t(stored->second.parseMillis) << 32
-                                                 : (st ? st->size : 0);
+}
+
+std::unordered_map<std::string, size_t> Indexer::keptOwners(const Run& run) const {
+    // What the store holds for a file stands only while the TU that extracted it is up to date:
+    // a TU parsed again (its flags, its main file or a header before this one may have changed)
+    // extracts again what it owns, and a file whose owner left the database has none.
+    std::unordered_map<std::string, size_t> kept;
+    for (const auto& [path, id] : run.before.ids) {
+        std::optional<size_t> owner = run.storedOwner(path);
+        if (!owner || run.dirty[*owner])
+            continue;
+        auto stored = run.before.tus.find(run.db.commands[*owner].file);
+        if (stored != run.before.tus.end() && parsedWell(stored->second))
+            kept.emplace(path, run.rankOf[*owner]);
     }
-    std::stable_sort(run.order.begin(), run.order.end(),
-                     [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    for (size_t i = 0; i < run.n; ++i)
+        if (!run.dirty[i])
+            kept[run.db.commands[i].file] = 0; // its own TU's, and that is up to date
+    return kept;
 }
 
 void Indexer::removeVanishedTus(Run& run) {
@@ -346,9 +389,10 @@ void Indexer::removeVanishedTus(Run& run) {
 void Indexer::parseAll(Run& run) {
     // Each TU's main file is its own; headers go to the lowest-ranked TU that reaches them.
     // Ranks are places in `order`, the order TUs start in (see header_claims.h).
-    HeaderClaims claims(run.stamps, run.before.hashes, run.order.size(), options_.force);
-    for (size_t k = 0; k < run.order.size(); ++k)
-        claims.preclaim(run.db.commands[run.order[k]].file, k);
+    const std::unordered_map<std::string, size_t> kept = keptOwners(run);
+    HeaderClaims claims(run.stamps, run.before.hashes, kept, run.n, options_.force);
+    for (size_t i : run.order)
+        claims.preclaim(run.db.commands[i].file, run.rankOf[i]);
     static std::atomic<uint64_t> runs{0};
     run.generation = (uint64_t(getpid()) << 32) | ++runs;
     tusToParse_ = run.order.size();
@@ -390,7 +434,7 @@ void Indexer::parseAll(Run& run) {
                     for (size_t k;
                          !cancelled() && (k = next.fetch_add(1, std::memory_order_relaxed)) <
                                              std::min(run.order.size(), limit);) {
-                        parseAndPublish(run, k, parser, claims, slots_[slot]);
+                        parseAndPublish(run, run.order[k], parser, claims, slots_[slot]);
                         slots_[slot].tusDone.fetch_add(1, std::memory_order_relaxed);
                     }
                     if (parser.worker)
@@ -399,7 +443,7 @@ void Indexer::parseAll(Run& run) {
                 tbb::static_partitioner());
         });
     if (!cancelled() && run.order.size() <= limit)
-        extractOrphans(run, claims.orphans());
+        reconcileOwners(run);
     run.summary.parseWallSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - parseStart).count();
     run.summary.claimTakeovers = claims.takeovers();
@@ -434,9 +478,10 @@ void Indexer::chooseIsolation(Run& run) {
     run.workerOptions.cancel = options_.cancel;
 }
 
-std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t rank, Parser& parser,
+std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
                                           FileClaimer& claimer) {
-    const CompileCommand& command = run.db.commands[run.order[rank]];
+    const CompileCommand& command = run.db.commands[tu];
+    const size_t rank = run.rankOf[tu];
     if (!parser.worker)
         return parseTranslationUnit(*parser.session, command, rank, claimer, run.parseOptions);
     const auto start = std::chrono::steady_clock::now();
@@ -477,10 +522,9 @@ std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t rank, Parser& parser,
     return crashedTu(command, outcome, run.stamps, outcome.reason, millis());
 }
 
-void Indexer::parseAndPublish(Run& run, size_t rank, Parser& parser, FileClaimer& claimer,
+void Indexer::parseAndPublish(Run& run, size_t i, Parser& parser, FileClaimer& claimer,
                               SlotCounters& counters) {
-    const size_t i = run.order[rank];
-    std::optional<IndexedTu> parsed = parseIn(run, rank, parser, claimer);
+    std::optional<IndexedTu> parsed = parseIn(run, i, parser, claimer);
     if (!parsed)
         return; // cancelled: the TU stays out of date
     IndexedTu& tu = *parsed;
@@ -493,6 +537,9 @@ void Indexer::parseAndPublish(Run& run, size_t rank, Parser& parser, FileClaimer
         skipped += file.bodiesSkipped;
     }
     run.included[i] = tu.includedFiles;
+    run.extracted[i].clear();
+    for (const IndexedFile& file : tu.files)
+        run.extracted[i].push_back(file.file.path);
     run.results[i] = tu.record;
     run.parsed[i] = 1;
     store_.publish(std::move(tu));
@@ -502,28 +549,62 @@ void Indexer::parseAndPublish(Run& run, size_t rank, Parser& parser, FileClaimer
     counters.references.fetch_add(references, std::memory_order_relaxed);
 }
 
-void Indexer::extractOrphans(Run& run, const std::vector<std::string>& orphans) {
-    // A header claimed by a TU that then failed was given back (FileClaimer::release), but the
-    // TUs that reached it while it was claimed skipped it. Each such header is extracted by
-    // re-parsing the lowest-ranked TU that parsed and includes it; otherwise the store would
-    // hold it empty until the next run re-parsed every TU including it.
-    std::map<size_t, std::vector<std::string>> byRank;
-    for (const std::string& path : orphans) {
-        for (size_t k = 0; k < run.order.size(); ++k) {
-            const size_t i = run.order[k];
-            if (!run.parsed[i] || !parsedWell(run.results[i]))
-                continue;
-            const std::vector<std::string>& files = run.included[i];
-            if (std::find(files.begin(), files.end(), path) != files.end()) {
-                byRank[k].push_back(path);
-                break;
-            }
+void Indexer::reconcileOwners(Run& run) {
+    // Each header must hold what its owner extracts: the lowest-ranked TU that parsed well and
+    // includes it, among every TU of the database (parsed now, or up to date with its stored
+    // file list). The parses above give most headers to that TU, but not when the owner is up to
+    // date and did not run — the store's owner left the database, failed, or no longer includes
+    // the header; a TU that failed gave back its claims after others had skipped them; an
+    // up-to-date TU now ranks first. Those headers are extracted by re-parsing their owner.
+    std::unordered_map<std::string, size_t> owner; // header -> tu
+    auto consider = [&](const std::string& path, size_t i) {
+        if (run.tuOf.contains(path))
+            return; // a main file belongs to its own TU
+        auto [it, inserted] = owner.try_emplace(path, i);
+        if (!inserted && run.rankOf[i] < run.rankOf[it->second])
+            it->second = i;
+    };
+    for (size_t i = 0; i < run.n; ++i) {
+        if (run.parsed[i]) {
+            if (parsedWell(run.results[i]))
+                for (const std::string& path : run.included[i])
+                    consider(path, i);
+            continue;
         }
+        auto stored = run.before.tus.find(run.db.commands[i].file);
+        if (stored == run.before.tus.end() || !parsedWell(stored->second))
+            continue;
+        for (uint32_t id : stored->second.fileIds)
+            if (auto file = run.before.files.find(id); file != run.before.files.end())
+                consider(file->second.path, i);
     }
-    // Rare (a TU must fail after claiming headers): one at a time, on this thread, without
-    // skipping bodies, so that the headers are extracted whole.
+    // Who holds each header now: the best rank that published it in this run, else the store's
+    // owner if that TU is up to date and was not parsed again.
+    std::unordered_map<std::string, size_t> holder;
+    for (size_t i = 0; i < run.n; ++i)
+        for (const std::string& path : run.extracted[i]) {
+            auto [it, inserted] = holder.try_emplace(path, i);
+            if (!inserted && run.rankOf[i] < run.rankOf[it->second])
+                it->second = i;
+        }
+    std::map<size_t, std::vector<std::string>> byRank; // rank of the owner -> its headers
+    for (const auto& [path, i] : owner) {
+        std::optional<size_t> now;
+        if (auto it = holder.find(path); it != holder.end())
+            now = it->second;
+        else if (std::optional<size_t> stored = run.storedOwner(path);
+                 stored && !run.dirty[*stored] && !run.parsed[*stored])
+            now = stored;
+        if (now != i)
+            byRank[run.rankOf[i]].push_back(path);
+    }
     if (byRank.empty())
         return;
+    std::vector<size_t> tuOfRank(run.n);
+    for (size_t i = 0; i < run.n; ++i)
+        tuOfRank[run.rankOf[i]] = i;
+    // One at a time, on this thread, without skipping bodies, so that the headers are extracted
+    // whole.
     std::optional<ParseSession> session;
     Parser parser;
     if (run.isolated) {
@@ -535,9 +616,10 @@ void Indexer::extractOrphans(Run& run, const std::vector<std::string>& orphans) 
         parser.session = &session.emplace(/*skipParsedBodies=*/false);
     }
     SlotCounters counters;
-    for (const auto& [rank, paths] : byRank) {
+    for (auto& [rank, paths] : byRank) {
+        std::sort(paths.begin(), paths.end());
         GrantedClaims grant(run.stamps, rank, paths);
-        parseAndPublish(run, rank, parser, grant, counters);
+        parseAndPublish(run, tuOfRank[rank], parser, grant, counters);
         run.summary.headersRecovered += paths.size();
     }
     if (parser.worker)

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace symdex {
@@ -106,7 +107,9 @@ struct IndexSummary {
     size_t filesRemoved = 0;
     size_t filesWithSkippedBodies = 0; ///< extracted with some bodies skipped (shared session)
     size_t claimTakeovers = 0; ///< headers re-extracted by a lower-ranked TU (header_claims.h)
-    /// Headers a failed TU had claimed, extracted by re-parsing another TU that includes them.
+    /// Headers extracted by re-parsing their owner after the parses: the owner was up to date
+    /// while the store's version came from elsewhere (its owner left, failed or stopped including
+    /// them), or a failed TU gave them back after others had skipped them.
     size_t headersRecovered = 0;
     size_t symbols = 0;    ///< extracted this run
     size_t references = 0; ///< extracted this run
@@ -153,15 +156,16 @@ public:
 private:
     struct Run; // one run's state (indexer.cpp)
     void findOutOfDate(Run& run) const;
+    std::unordered_map<std::string, size_t> keptOwners(const Run& run) const;
     bool upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const;
     void removeVanishedTus(Run& run);
     void parseAll(Run& run);
     struct Parser; // one thread's way to parse: a libclang session, or a worker process
-    void parseAndPublish(Run& run, size_t rank, Parser& parser, FileClaimer& claimer,
+    void parseAndPublish(Run& run, size_t tu, Parser& parser, FileClaimer& claimer,
                          SlotCounters& counters);
-    std::optional<IndexedTu> parseIn(Run& run, size_t rank, Parser& parser, FileClaimer& claimer);
+    std::optional<IndexedTu> parseIn(Run& run, size_t tu, Parser& parser, FileClaimer& claimer);
     void chooseIsolation(Run& run);
-    void extractOrphans(Run& run, const std::vector<std::string>& orphans);
+    void reconcileOwners(Run& run);
     void cleanUp(Run& run);
     void summarize(Run& run);
 

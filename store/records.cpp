@@ -167,6 +167,7 @@ std::string encodeFileRecord(const FileRecord& f) {
     w.varint(f.size);
     w.varint(f.symbolCount);
     w.varint(f.referenceCount);
+    w.varint(f.ownerFileId);
     return out;
 }
 
@@ -179,6 +180,7 @@ std::optional<FileRecord> decodeFileRecord(std::string_view bytes) {
     f.size = r.varint();
     f.symbolCount = uint32_t(r.varint());
     f.referenceCount = uint32_t(r.varint());
+    f.ownerFileId = uint32_t(r.varint());
     if (r.failed() || !r.atEnd())
         return std::nullopt;
     return f;

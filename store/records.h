@@ -11,7 +11,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 3;
+inline constexpr uint32_t kStoreFormatVersion = 4;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,
@@ -109,6 +109,11 @@ struct FileRecord {
     uint64_t size = 0;
     uint32_t symbolCount = 0;
     uint32_t referenceCount = 0;
+    /// The TU whose parse extracted these contents: the file id of its main file (0: none yet).
+    /// A header's symbols depend on the configuration of the TU that extracted it (its flags,
+    /// what it defined before the include), so the owner is part of what the contents depend on
+    /// (docs/dependencies.md).
+    uint32_t ownerFileId = 0;
     friend bool operator==(const FileRecord&, const FileRecord&) = default;
 };
 

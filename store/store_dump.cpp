@@ -13,7 +13,15 @@ void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesyste
         return rel.empty() || rel.native().starts_with("..") ? path : rel.string();
     };
     std::map<std::string, FileRecord> files; // by path: ids depend on commit order
-    store.forEachFile([&](uint32_t, const FileRecord& f) { files.emplace(f.path, f); });
+    std::map<uint32_t, std::string> pathOf;
+    store.forEachFile([&](uint32_t id, const FileRecord& f) {
+        files.emplace(f.path, f);
+        pathOf.emplace(id, f.path);
+    });
+    auto owner = [&](uint32_t id) {
+        auto found = pathOf.find(id);
+        return found == pathOf.end() ? std::string("-") : shown(found->second);
+    };
     std::map<uint64_t, std::string> names;
     std::map<std::string, std::vector<Symbol>> symbols;
     for (const auto& [path, record] : files) {
@@ -24,7 +32,8 @@ void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesyste
     }
     for (const auto& [path, record] : files) {
         out << "file " << shown(path) << " hash " << std::hex << record.contentHash << std::dec
-            << " symbols " << record.symbolCount << " references " << record.referenceCount << "\n";
+            << " symbols " << record.symbolCount << " references " << record.referenceCount
+            << " owner " << owner(record.ownerFileId) << "\n";
         for (const Symbol& s : symbols[path])
             out << shown(path) << ":" << s.location.line << ":" << s.location.column << ": "
                 << kindDisplayName(s.kind, s.flags) << " " << s.qualifiedName

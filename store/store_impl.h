@@ -34,6 +34,7 @@ struct EncodedReference {
 /// queries use while the file is staged in the overlay. Immutable once built.
 struct EncodedFile {
     FileRecord record;
+    std::string ownerPath; ///< main file of the TU that extracted it (FileRecord::ownerFileId)
     uint32_t priority = 0;
     std::vector<EncodedSymbol> symbols;
     std::vector<EncodedReference> references;

@@ -67,8 +67,9 @@ std::vector<uint32_t> EncodedFile::withUsr(const std::vector<std::pair<uint64_t,
 
 namespace {
 
-std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file) {
+std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::string& owner) {
     auto encoded = std::make_shared<EncodedFile>();
+    encoded->ownerPath = owner;
     encoded->priority = file.priority;
     encoded->record = std::move(file.file);
     encoded->record.symbolCount = uint32_t(file.symbols.size());
@@ -108,7 +109,7 @@ PendingTu encodeTu(IndexedTu tu) {
     pending.includedHashes = std::move(tu.includedHashes);
     pending.files.reserve(tu.files.size());
     for (IndexedFile& file : tu.files)
-        pending.files.push_back({encodeFile(file), 0});
+        pending.files.push_back({encodeFile(file, pending.mainFile), 0});
     return pending;
 }
 
@@ -233,7 +234,9 @@ private:
             txn_.put(s_.refs, rowKey(id, seq), ref.value);
             txn_.put(s_.usrs, usrKey(ref.usrHash), usrValue(id, kRefTag, seq));
         }
-        txn_.put(s_.files, fileIdKey(id), encodeFileRecord(file.record));
+        FileRecord record = file.record;
+        record.ownerFileId = file.ownerPath.empty() ? 0 : fileId(file.ownerPath, true);
+        txn_.put(s_.files, fileIdKey(id), encodeFileRecord(record));
     }
 
     /// Deletes every symbol and reference of a file together with their index entries.

@@ -488,21 +488,25 @@ TEST_CASE("low priority: the parse threads run under SCHED_IDLE", "[index]") {
 
 TEST_CASE("claims: each file goes to one TU, unless the store has it", "[index][claims]") {
     TempDir dir;
-    const std::string a = dir / "a.h", b = dir / "b.h";
+    const std::string a = dir / "a.h", b = dir / "b.h", c = dir / "c.h";
     test::writeFile(a, "int a;\n");
     test::writeFile(b, "int b;\n");
+    test::writeFile(c, "int c;\n");
     FileStamps stamps;
-    std::unordered_map<std::string, uint64_t> stored{{b, stampFile(b)->contentHash}};
-    HeaderClaims claims(stamps, stored, 3, /*force=*/false);
+    std::unordered_map<std::string, uint64_t> stored{{b, stampFile(b)->contentHash},
+                                                     {c, stampFile(c)->contentHash}};
+    // b.h was extracted by the up-to-date TU of rank 1; c.h's owner was parsed again or left.
+    std::unordered_map<std::string, size_t> kept{{b, 1}};
+    HeaderClaims claims(stamps, stored, kept, 3, /*force=*/false);
     CHECK(claims.claim(a, 0));       // first comer extracts
     CHECK(claims.claim(a, 0));       // and keeps it
     CHECK_FALSE(claims.claim(a, 1)); // higher ranks skip it
-    CHECK_FALSE(claims.claim(b, 1)); // the store already holds these contents
+    CHECK_FALSE(claims.claim(b, 2)); // the store holds what its owner, rank 1, extracted
+    CHECK(claims.claim(b, 0));       // but rank 0 now owns it
+    CHECK(claims.claim(c, 2));       // current contents, no owner left: extracted again
     CHECK_FALSE(claims.claim(dir / "missing.h", 1));
     claims.release(0); // TU 0 failed: another TU may extract a.h
-    CHECK(claims.orphans() == std::vector<std::string>{a}); // TU 1 skipped it above
     CHECK(claims.claim(a, 2));
-    CHECK(claims.orphans().empty()); // TU 2 extracts it
     CHECK(claims.takeovers() == 0);
     CHECK(claims.claim(a, 1)); // a lower rank takes it over, whatever the timing
     CHECK_FALSE(claims.claim(a, 2));
@@ -513,7 +517,7 @@ TEST_CASE("claims: each file goes to one TU, unless the store has it", "[index][
     CHECK_FALSE(claims.claim(main, 0));
     CHECK(claims.claim(main, 2));
 
-    HeaderClaims forced(stamps, stored, 1, /*force=*/true);
+    HeaderClaims forced(stamps, stored, kept, 1, /*force=*/true);
     CHECK(forced.claim(b, 0));
 }
 

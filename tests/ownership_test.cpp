@@ -1,0 +1,140 @@
+// A header's symbols depend on the TU that extracted it (its flags, what it defined before the
+// include). These tests change that TU — its flags, its rank, its presence in the database — and
+// require an incremental run to leave exactly what a clean index of the same tree holds.
+#include "indexer/indexer.h"
+#include "store/store_dump.h"
+#include "test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace symdex;
+using symdex::test::TempDir;
+
+namespace {
+
+struct Entry {
+    std::string file;
+    std::vector<std::string> flags;
+};
+
+void writeDb(const std::filesystem::path& dir, const std::vector<Entry>& entries) {
+    std::string json = "[\n";
+    for (size_t i = 0; i < entries.size(); ++i) {
+        json += "  {\"directory\": \"" + dir.string() + "\", \"file\": \"" + entries[i].file +
+                "\", \"arguments\": [\"clang++\", \"-std=c++17\"";
+        for (const std::string& flag : entries[i].flags)
+            json += ", \"" + flag + "\"";
+        json += ", \"-c\", \"" + entries[i].file + "\"]}" + (i + 1 < entries.size() ? ",\n" : "\n");
+    }
+    test::writeFile(dir / "compile_commands.json", json + "]\n");
+}
+
+std::string dumpOf(const SymbolStore& store, const std::filesystem::path& root) {
+    std::ostringstream out;
+    dumpStore(store, out, root);
+    return out.str();
+}
+
+/// A tree and its persistent store, indexed incrementally; clean() indexes the same tree into a
+/// fresh store for comparison.
+struct Tree {
+    TempDir dir;
+    std::unique_ptr<SymbolStore> store;
+    Isolation isolation;
+
+    explicit Tree(Isolation mode) : isolation(mode) {
+        StoreOptions options;
+        options.directory = dir.path() / ".symdex";
+        store = SymbolStore::open(options);
+    }
+    IndexSummary index(SymbolStore& into) const {
+        std::string error;
+        auto db = loadCompileDatabase(dir.path().string(), &error);
+        REQUIRE(db);
+        IndexOptions options;
+        options.threads = 2;
+        options.isolation = isolation;
+        return Indexer(into, options).run(*db);
+    }
+    IndexSummary index() { return index(*store); }
+    std::string dump() const { return dumpOf(*store, dir.path()); }
+    std::string clean() const {
+        TempDir other;
+        StoreOptions options;
+        options.directory = other.path() / "store";
+        auto fresh = SymbolStore::open(options);
+        index(*fresh);
+        return dumpOf(*fresh, dir.path());
+    }
+    bool holds(const std::string& name) const { return !store->resolveName(name).empty(); }
+};
+
+const char* kModalHeader = "#ifdef MODE_A\nvoid mode_a_fn();\n#else\nvoid mode_b_fn();\n#endif\n";
+// a.cpp is the larger main file, so it ranks first and owns h.h.
+const char* kBigA = "#include \"h.h\"\nvoid a() {}\n// padding padding padding padding\n";
+const char* kSmallB = "#include \"h.h\"\nvoid b() {}\n";
+
+} // namespace
+
+TEST_CASE("a header is extracted again when its owner's flags change or its owner leaves",
+          "[index][ownership]") {
+    const Isolation mode = GENERATE(Isolation::Process, Isolation::InProcess);
+    Tree tree(mode);
+    test::writeFile(tree.dir / "h.h", kModalHeader);
+    test::writeFile(tree.dir / "a.cpp", kBigA);
+    test::writeFile(tree.dir / "b.cpp", kSmallB);
+    writeDb(tree.dir.path(), {{"a.cpp", {"-DMODE_A"}}, {"b.cpp", {}}});
+    tree.index();
+    REQUIRE(tree.holds("mode_a_fn"));
+    REQUIRE_FALSE(tree.holds("mode_b_fn"));
+    REQUIRE(tree.dump() == tree.clean());
+
+    SECTION("the owner drops the flag") {
+        writeDb(tree.dir.path(), {{"a.cpp", {}}, {"b.cpp", {}}});
+        IndexSummary run = tree.index();
+        CHECK(run.tusParsed == 1);
+        CHECK(tree.holds("mode_b_fn"));
+        CHECK_FALSE(tree.holds("mode_a_fn"));
+        CHECK(tree.dump() == tree.clean());
+    }
+    SECTION("the owner leaves the database: an up-to-date TU that includes the header takes it") {
+        writeDb(tree.dir.path(), {{"b.cpp", {}}});
+        IndexSummary run = tree.index();
+        CHECK(run.tusRemoved == 1);
+        CHECK(run.headersRecovered == 1);
+        CHECK(tree.holds("mode_b_fn"));
+        CHECK_FALSE(tree.holds("mode_a_fn"));
+        CHECK(tree.dump() == tree.clean());
+        CHECK(tree.index().tusParsed == 0);
+    }
+    SECTION("the owner shrinks below another includer, which now ranks first") {
+        test::writeFile(tree.dir / "a.cpp", "#include \"h.h\"\n");
+        tree.index();
+        CHECK(tree.holds("mode_b_fn"));
+        CHECK_FALSE(tree.holds("mode_a_fn"));
+        CHECK(tree.dump() == tree.clean());
+        CHECK(tree.index().tusParsed == 0);
+    }
+    SECTION("a new TU that ranks first takes the header over") {
+        test::writeFile(tree.dir / "c.cpp", std::string(kBigA) + "// more padding, more\n");
+        writeDb(tree.dir.path(), {{"a.cpp", {"-DMODE_A"}}, {"b.cpp", {}}, {"c.cpp", {}}});
+        tree.index();
+        CHECK(tree.holds("mode_b_fn"));
+        CHECK_FALSE(tree.holds("mode_a_fn"));
+        CHECK(tree.dump() == tree.clean());
+    }
+    SECTION("the owner defines the macro in its main file instead") {
+        writeDb(tree.dir.path(), {{"a.cpp", {}}, {"b.cpp", {}}});
+        test::writeFile(tree.dir / "a.cpp", std::string("#define MODE_A\n") + kBigA);
+        tree.index();
+        CHECK(tree.holds("mode_a_fn"));
+        CHECK_FALSE(tree.holds("mode_b_fn"));
+        CHECK(tree.dump() == tree.clean());
+        test::writeFile(tree.dir / "a.cpp", std::string("#define MODE_B\n") + kBigA);
+        tree.index();
+        CHECK(tree.holds("mode_b_fn"));
+        CHECK(tree.dump() == tree.clean());
+    }
+}
