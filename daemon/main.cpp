@@ -53,9 +53,24 @@ int serve(QCoreApplication& app, symdex::daemon::Daemon& daemon) {
     return app.exec();
 }
 
+/// Runs from the executable's .preinit_array: before any shared library's initializers, which take
+/// ~70 ms here (libLLVM registers its options), and long before main. Failure is left to main's
+/// call, which reports it.
+void installHandlersBeforeLibraries(int, char**, char**) noexcept {
+    try {
+        symdex::daemon::installTerminationHandlers();
+    } catch (...) {
+    }
+}
+
+[[gnu::used, gnu::section(".preinit_array")]] constexpr void (*kPreinit)(int, char**, char**) =
+    installHandlersBeforeLibraries;
+
 } // namespace
 
 int main(int argc, char** argv) {
+    // Done before main already (kPreinit); here so that a failure is reported.
+    symdex::daemon::installTerminationHandlers();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName("symdexd");
     QCommandLineParser parser;
