@@ -227,3 +227,45 @@ TEST_CASE("daemon tree: SIGTERM at any moment of start-up exits 0 with a log lin
         CHECK(log.find("symdexd: signal 15") != std::string::npos);
     }
 }
+
+#ifdef SYMDEX_CLI_PATH
+TEST_CASE("symdex index on an empty compile database keeps the store unless --prune-empty",
+          "[cli][watch]") {
+    FixtureTree tree;
+    auto run = [&](const std::string& args) {
+        const std::string command = "cd '" + tree.root.string() + "' && " SYMDEX_CLI_PATH " " +
+                                    args + " 2>&1; echo \"exit $?\"";
+        std::string out;
+        FILE* p = ::popen(command.c_str(), "r");
+        REQUIRE(p);
+        char buf[4096];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+            out.append(buf, n);
+        ::pclose(p);
+        return out;
+    };
+    REQUIRE(run("index -q -p .").find("exit 0") != std::string::npos);
+    const std::string db = tree.path("compile_commands.json");
+    writeFile(db, "[]\n");
+    const std::string refused = run("index -q -p .");
+    INFO(refused);
+    CHECK(refused.find("symdex index: the compilation database '" + db +
+                       "' has no entries; the store '" + tree.path(".symdex") +
+                       "' keeps its 4 TUs (pass --prune-empty to remove them)") !=
+          std::string::npos);
+    CHECK(refused.find("exit 2") != std::string::npos);
+    CHECK(run("find Circle").find("exit 0") != std::string::npos);
+
+    writeCompileDb(tree.root, {"src/gone.cpp"}, {"-std=c++17"});
+    const std::string missing = run("index -q -p .");
+    CHECK(missing.find("src/gone.cpp' does not exist; skipped") != std::string::npos);
+    CHECK(missing.find("none of the 1 files named by '" + db + "' exists") != std::string::npos);
+    CHECK(missing.find("exit 2") != std::string::npos);
+    CHECK(run("find Circle").find("exit 0") != std::string::npos);
+
+    const std::string pruned = run("index -q -p . --prune-empty");
+    CHECK(pruned.find("exit 0") != std::string::npos);
+    CHECK(pruned.find("removed: 4 TUs") != std::string::npos);
+    CHECK(run("find Circle").find("exit 1") != std::string::npos);
+}
+#endif
