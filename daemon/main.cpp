@@ -96,6 +96,10 @@ int main(int argc, char** argv) {
          "must be private (0700).",
          "PATH"},
         {"debounce", "Milliseconds to wait after the last file change (default 200).", "MS"},
+        {"max-watches",
+         "At most N inotify watches (default: half of fs.inotify.max_user_watches); paths left "
+         "out are logged.",
+         "N"},
         {"tu-timeout",
          "Stop a TU's parse after this many seconds and record it as crashed (default 300; 0: "
          "no limit).",
@@ -137,6 +141,7 @@ int main(int argc, char** argv) {
         options.tuTimeout = *timeout;
     }
     options.socketPath = parser.value("socket").toStdString();
+    options.maxWatches = countOption(parser, "max-watches", 100000000);
     if (parser.isSet("debounce"))
         options.debounce = std::chrono::milliseconds(countOption(parser, "debounce", 60000));
 
