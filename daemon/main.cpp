@@ -63,13 +63,24 @@ void installHandlersBeforeLibraries(int, char**, char**) noexcept {
     }
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SYMDEX_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SYMDEX_SANITIZED 1
+#endif
+#endif
+#ifndef SYMDEX_SANITIZED
 [[gnu::used, gnu::section(".preinit_array")]] constexpr void (*kPreinit)(int, char**, char**) =
     installHandlersBeforeLibraries;
+#endif
+// Under a sanitizer, whose runtime intercepts sigaction and initializes after .preinit_array, the
+// handlers are installed at the top of main instead.
 
 } // namespace
 
 int main(int argc, char** argv) {
-    // Done before main already (kPreinit); here so that a failure is reported.
+    // Done before main already (kPreinit) unless sanitized; here so that a failure is reported.
     symdex::daemon::installTerminationHandlers();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName("symdexd");

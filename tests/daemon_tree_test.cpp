@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <string_view>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -208,27 +209,48 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
     }
 }
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// Not under sanitizers: their runtimes initialize after .preinit_array, so symdexd installs its
+// handlers in main there, after the libraries' initializers.
 TEST_CASE("daemon tree: SIGTERM at any moment of start-up exits 0 with a log line",
           "[daemon][signal]") {
+    // What no program can help: a signal that lands while ld.so is still mapping and relocating
+    // the libraries (libLLVM's relocations: ~5 ms idle, far more on a loaded machine) finds the
+    // default action, as no code of the program has run yet. So the child runs with
+    // LD_DEBUG=libs: a kill after which ld.so had begun calling initializers ("calling
+    // init") found the program running and must end in a clean exit. Before the fix the
+    // handlers came after the libraries' initializers and Qt's start, ~70 ms of which every kill
+    // died by signal.
     FixtureTree tree;
     const std::string run = (tree.dir.path() / "run").string();
     const std::string logPath = (tree.dir.path() / "early.log").string();
+    const std::string ldPrefix = (tree.dir.path() / "ld").string();
     const std::string exe = std::filesystem::canonical(SYMDEXD_PATH).string();
+    std::vector<std::string> env = {"LD_DEBUG=libs", "LD_DEBUG_OUTPUT=" + ldPrefix};
+    for (char** e = environ; *e; ++e)
+        if (!std::string_view(*e).starts_with("LD_DEBUG"))
+            env.push_back(*e);
+    std::vector<char*> envp;
+    for (std::string& e : env)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+    int running = 0;
     for (int i = 0; i < 20; ++i) {
-        const auto delay = std::chrono::milliseconds(i * 5);
+        // 0-475 ms: on a loaded machine ld.so alone can take 150 ms.
+        const auto delay = std::chrono::milliseconds(i * 25);
         const pid_t pid = ::fork();
         REQUIRE(pid >= 0);
         if (pid == 0) {
             const int out = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
             ::dup2(out, STDERR_FILENO);
             ::dup2(out, STDOUT_FILENO);
-            ::execl(exe.c_str(), exe.c_str(), "--root", tree.root.c_str(), "--socket",
-                    (run + "/s.sock").c_str(), "--threads", "1", nullptr);
+            ::execle(exe.c_str(), exe.c_str(), "--root", tree.root.c_str(), "--socket",
+                     (run + "/s.sock").c_str(), "--threads", "1", nullptr, envp.data());
             ::_exit(127);
         }
-        // "Start" is the exec: before it, the child is still this test binary.
+        // The delay counts from the exec: before it, the child is still this test binary.
         const std::string exeLink = "/proc/" + std::to_string(pid) + "/exe";
-        for (int k = 0; k < 2000; ++k) {
+        for (int k = 0; k < 20000; ++k) {
             std::error_code ec;
             if (std::filesystem::read_symlink(exeLink, ec) == exe)
                 break;
@@ -238,13 +260,23 @@ TEST_CASE("daemon tree: SIGTERM at any moment of start-up exits 0 with a log lin
         ::kill(pid, SIGTERM);
         int status = 0;
         ::waitpid(pid, &status, 0);
+        const std::string ldLog = ldPrefix + "." + std::to_string(pid);
+        // "calling init" comes after symdexd's preinit returned (not "calling preinit", printed
+        // before it runs).
+        const bool pastLoader = readFile(ldLog).find("calling init:") != std::string::npos;
+        std::filesystem::remove(ldLog);
+        if (!pastLoader)
+            continue;
+        ++running;
         const std::string log = readFile(logPath);
         INFO("SIGTERM " << delay.count() << " ms after exec; log:\n" << log);
-        CHECK(WIFEXITED(status));
         CHECK((WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status)) == 0);
-        CHECK(log.find("symdexd: signal 15") != std::string::npos);
+        CHECK(log.find("symdexd: signal 15, stopping") != std::string::npos);
     }
+    // Most kills find the program running, even on a loaded machine.
+    CHECK(running >= 3);
 }
+#endif
 
 #ifdef SYMDEX_CLI_PATH
 TEST_CASE("symdex index on an empty compile database keeps the store unless --prune-empty",
