@@ -1,6 +1,7 @@
 // symdexd follows the tree (issue 18): files that appear in the directories that matter are
 // indexed, a file moved away and back comes back, an empty or all-missing compile database keeps
 // the store (and says why), and SIGTERM at any moment of start-up is a clean exit.
+#include "daemon/index_service.h"
 #include "daemon_harness.h"
 
 #include <QJsonArray>
@@ -16,7 +17,9 @@
 using namespace symdex;
 using namespace symdex::test;
 using namespace std::chrono_literals;
+using daemon::includeDirectories;
 using daemon::RpcClient;
+using daemon::watchDirectories;
 
 namespace {
 
@@ -46,6 +49,25 @@ bool contains(const QJsonValue& array, const std::string& needle) {
 }
 
 } // namespace
+
+TEST_CASE("daemon tree: the directories watched are those of the entries, their include "
+          "directories and the indexed files",
+          "[watch]") {
+    CompileDatabase db;
+    db.commands.push_back(
+        {"/t/src/a.cpp",
+         "/t/build",
+         {"c++", "-I../inc", "-iquote", "q", "-isystem/sys", "-idirafter", "after",
+          "--include-directory=/x", "-include", "pre.h", "-isysroot", "/r"}});
+    db.missingFiles = {"/t/gen/b.cpp"};
+    CHECK(includeDirectories(db.commands[0]) ==
+          std::vector<std::string>{"/t/inc", "/t/build/q", "/sys", "/t/build/after", "/x"});
+    CHECK(watchDirectories(db, {"/t/inc/h.h", "/usr/include/stdio.h"}) ==
+          std::vector<std::string>{"/t/src", "/t/gen", "/t/inc", "/t/build/q", "/sys",
+                                   "/t/build/after", "/x", "/usr/include"});
+    CHECK(watchDirectories(db, {}, 2) ==
+          std::vector<std::string>{"/t/src", "/t/gen", "/t/inc", "/t/build/q"});
+}
 
 TEST_CASE("daemon tree: a database entry whose file is missing at start is indexed when it "
           "appears",
