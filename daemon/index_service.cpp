@@ -167,12 +167,16 @@ IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trig
     if (db) {
         report.databasePath = db->path;
         report.skipped = db->warnings;
-        if (!pruneEmpty)
-            report.kept = keptReason(*db);
+        try {
+            if (!pruneEmpty)
+                report.kept = keptReason(*db);
+        } catch (const std::exception& e) {
+            report.error = std::string("reading the store failed: ") + e.what();
+        }
     }
     if (!db) {
         report.error = error;
-    } else if (report.kept.empty()) {
+    } else if (report.kept.empty() && report.error.empty()) {
         IndexOptions indexOptions;
         indexOptions.threads = options_.threads;
         indexOptions.lowPriority = options_.lowPriority;
