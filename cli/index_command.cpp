@@ -259,6 +259,10 @@ int runIndex(const QStringList& args) {
         "Stop a TU's parse after this many seconds and record it as crashed (default 300; 0: no "
         "limit).",
         "SECONDS"));
+    parser.addOption(QCommandLineOption(
+        "prune-empty",
+        "When the compilation database lists no file that exists ([] or every file missing), "
+        "remove every TU from the store. Without it such a run changes nothing and fails."));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
     if (!parseCommandLine(parser, args,
@@ -308,6 +312,18 @@ int runIndex(const QStringList& args) {
     }
     std::unique_ptr<SymbolStore> store =
         parser.isSet("rebuild") ? openRebuilt(storeOptions) : SymbolStore::open(storeOptions);
+    // A checkout that moved or a volume not mounted must not cost the whole index.
+    if (db.commands.empty() && !parser.isSet("prune-empty")) {
+        CompileDatabase named = db; // no commands to copy: named by its absolute path
+        named.path = std::filesystem::absolute(db.path).lexically_normal().string();
+        const std::string empty = emptyDatabaseReason(named);
+        size_t tus = 0;
+        store->forEachTu([&](const std::string&, const TuRecord&) { ++tus; });
+        if (tus)
+            throw UsageError{"the compilation database " + empty + "; the store '" +
+                             store->directory().string() + "' keeps its " + std::to_string(tus) +
+                             " TUs (pass --prune-empty to remove them)"};
+    }
     Indexer indexer(*store, options);
     IndexSummary summary;
     {

@@ -113,14 +113,17 @@ bool Daemon::start(std::string* error) {
     context_->serverFigures = [server = server_.get()] { return server->figures(); };
     if (!server_->listen(socketPath_, error))
         return false;
-    watcher_ = std::make_unique<Watcher>(options_.debounce, [this](std::vector<std::string> paths) {
-        std::fprintf(stderr, "symdexd: %zu file(s) changed, first %s\n", paths.size(),
-                     paths.front().c_str());
-        checkStore(); // no run into a store that is gone
-        if (!storeLost_)
-            indexer_->request(std::move(paths), false);
-    });
-    watcher_->setFiles({databaseFile_});
+    watcher_ = std::make_unique<Watcher>(
+        options_.debounce, options_.maxWatches ? options_.maxWatches : defaultWatchBudget(),
+        [this](std::vector<std::string> paths) {
+            std::fprintf(stderr, "symdexd: %zu path(s) changed, first %s\n", paths.size(),
+                         paths.front().c_str());
+            checkStore(); // no run into a store that is gone
+            if (!storeLost_)
+                indexer_->request(std::move(paths), false);
+        },
+        [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); });
+    watcher_->setPaths({databaseFile_}, {});
     std::fprintf(stderr, "symdexd: pid %d serving %s on %s (root %s, database %s)\n",
                  int(::getpid()), options_.store.c_str(), socketPath_.c_str(), root_.c_str(),
                  options_.database.c_str());
@@ -184,9 +187,12 @@ void Daemon::runFinished(const IndexRunReport& report) {
         return;
     progressTimer_.stop();
     const IndexSummary& s = report.summary;
+    const auto run = static_cast<unsigned long long>(report.run);
+    logSkipped(report);
     if (!report.error.empty())
-        std::fprintf(stderr, "symdexd: run %llu: %s\n", static_cast<unsigned long long>(report.run),
-                     report.error.c_str());
+        std::fprintf(stderr, "symdexd: run %llu: %s\n", run, report.error.c_str());
+    else if (!report.kept.empty())
+        std::fprintf(stderr, "symdexd: run %llu: indexed nothing: %s\n", run, report.kept.c_str());
     else
         std::fprintf(stderr, "symdexd: run %llu: parsed %zu of %zu TUs in %.2f s%s\n",
                      static_cast<unsigned long long>(report.run), s.tusParsed, s.tusTotal,
@@ -201,12 +207,38 @@ void Daemon::runFinished(const IndexRunReport& report) {
     if (!s.isolationNote.empty())
         std::fprintf(stderr, "symdexd: run %llu: %s\n", static_cast<unsigned long long>(report.run),
                      s.isolationNote.c_str());
-    server_->indexRunFinished(report.error.empty() ? QString("%1 TUs parsed").arg(s.tusParsed)
-                                                   : QString::fromStdString(report.error));
+    server_->indexRunFinished(!report.error.empty()  ? QString::fromStdString(report.error)
+                              : !report.kept.empty() ? QString::fromStdString(report.kept)
+                                                     : QString("%1 TUs parsed").arg(s.tusParsed));
     server_->broadcast(makeNotification("symdex/reindexed", runReportJson(report)));
-    std::vector<std::string> watch = report.files;
-    watch.push_back(databaseFile_);
-    watcher_->setFiles(watch);
+    std::vector<std::string> watch;
+    watch.reserve(report.files.size() + 1);
+    watch.push_back(databaseFile_); // first: the last to go when inotify watches run short
+    watch.insert(watch.end(), report.files.begin(), report.files.end());
+    watcher_->setPaths(watch, report.directories);
+}
+
+void Daemon::logSkipped(const IndexRunReport& report) {
+    const auto run = static_cast<unsigned long long>(report.run);
+    if (report.skipped.empty()) {
+        loggedSkipped_.clear();
+        return;
+    }
+    // Every run says it; the lines themselves only when they changed, so that a run per save does
+    // not repeat a long list.
+    if (report.skipped == loggedSkipped_) {
+        std::fprintf(stderr,
+                     "symdexd: run %llu: %zu database entries skipped, as in the run before\n", run,
+                     report.skipped.size());
+        return;
+    }
+    loggedSkipped_ = report.skipped;
+    constexpr size_t kShown = 20;
+    for (size_t i = 0; i < report.skipped.size() && i < kShown; ++i)
+        std::fprintf(stderr, "symdexd: run %llu: warning: %s\n", run, report.skipped[i].c_str());
+    if (report.skipped.size() > kShown)
+        std::fprintf(stderr, "symdexd: run %llu: warning: ... and %zu more like these\n", run,
+                     report.skipped.size() - kShown);
 }
 
 void Daemon::stop() {

@@ -15,6 +15,7 @@
 #include <string>
 #include <sys/types.h>
 #include <utility>
+#include <vector>
 
 namespace symdex {
 class SymbolStore;
@@ -50,6 +51,8 @@ struct DaemonOptions {
     std::string socketPath;
     /// How long the watcher waits after the last change of a burst.
     std::chrono::milliseconds debounce{200};
+    /// inotify watches the watcher may use; 0: defaultWatchBudget() (half the user's limit).
+    size_t maxWatches = 0;
     /// How often $/progress reports go out during a run.
     std::chrono::milliseconds progressInterval{250};
 };
@@ -79,6 +82,7 @@ private:
     bool resolvePaths(std::string* error);
     void runStarted(uint64_t run);
     void runFinished(const IndexRunReport& report);
+    void logSkipped(const IndexRunReport& report);
     void reportProgress();
     /// Emits storeLost() (once) if the store is no longer the one opened. Cheap: three stat calls.
     void checkStore();
@@ -101,6 +105,7 @@ private:
     std::pair<dev_t, ino_t> dataFileId_{};
     QTimer storeCheckTimer_;
     bool storeLost_ = false;
+    std::vector<std::string> loggedSkipped_; ///< the skipped entries the log listed last
     bool stopped_ = false;
 };
 

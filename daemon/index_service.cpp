@@ -3,7 +3,9 @@
 #include "indexer/compile_db.h"
 #include "store/lmdb.h"
 
+#include <filesystem>
 #include <pthread.h>
+#include <unordered_set>
 
 namespace symdex::daemon {
 
@@ -17,6 +19,52 @@ std::string_view indexStateName(IndexState state) {
         return "indexing";
     }
     return "?";
+}
+
+std::vector<std::string> includeDirectories(const CompileCommand& command) {
+    static constexpr std::string_view kFlags[] = {"-I", "-iquote", "-isystem", "-idirafter",
+                                                  "--include-directory="};
+    std::vector<std::string> dirs;
+    const std::vector<std::string>& args = command.arguments;
+    for (size_t i = 0; i < args.size(); ++i) {
+        for (std::string_view flag : kFlags) {
+            if (!std::string_view(args[i]).starts_with(flag))
+                continue;
+            std::string dir = args[i].substr(flag.size());
+            if (dir.empty() && !flag.ends_with('=') && i + 1 < args.size())
+                dir = args[++i];
+            if (!dir.empty())
+                dirs.push_back(absolutePath(dir, command.directory));
+            break;
+        }
+    }
+    return dirs;
+}
+
+std::vector<std::string> watchDirectories(const CompileDatabase& db,
+                                          const std::vector<std::string>& indexedFiles,
+                                          size_t maxIncludeDirectories) {
+    std::vector<std::string> out;
+    std::unordered_set<std::string> seen;
+    auto add = [&](std::string dir) {
+        if (seen.insert(dir).second)
+            out.push_back(std::move(dir));
+    };
+    auto parent = [](const std::string& file) {
+        return std::filesystem::path(file).parent_path().string();
+    };
+    for (const CompileCommand& cmd : db.commands)
+        add(parent(cmd.file));
+    for (const std::string& file : db.missingFiles)
+        add(parent(file));
+    size_t includes = 0;
+    for (const CompileCommand& cmd : db.commands)
+        for (std::string& dir : includeDirectories(cmd))
+            if (!seen.contains(dir) && includes++ < maxIncludeDirectories)
+                add(std::move(dir));
+    for (const std::string& file : indexedFiles)
+        add(parent(file));
+    return out;
 }
 
 IndexService::IndexService(SymbolStore& store, IndexServiceOptions options, Callbacks callbacks)
@@ -33,12 +81,13 @@ IndexService::~IndexService() {
     stop();
 }
 
-void IndexService::request(std::vector<std::string> changedPaths, bool force) {
+void IndexService::request(std::vector<std::string> changedPaths, bool force, bool pruneEmpty) {
     {
         std::lock_guard lock(mu_);
         pendingPaths_.insert(changedPaths.begin(), changedPaths.end());
         pendingRun_ = true;
         pendingForce_ |= force;
+        pendingPrune_ |= pruneEmpty;
     }
     wake_.notify_one();
 }
@@ -66,7 +115,7 @@ void IndexService::stop() {
 void IndexService::loop() {
     for (;;) {
         std::vector<std::string> trigger;
-        bool force;
+        bool force, pruneEmpty;
         uint64_t run;
         {
             std::unique_lock lock(mu_);
@@ -75,14 +124,15 @@ void IndexService::loop() {
                 return;
             trigger.assign(pendingPaths_.begin(), pendingPaths_.end());
             force = pendingForce_;
+            pruneEmpty = pendingPrune_;
             pendingPaths_.clear();
-            pendingRun_ = pendingForce_ = false;
+            pendingRun_ = pendingForce_ = pendingPrune_ = false;
             state_ = IndexState::Planning;
             run = ++runsStarted_;
         }
         if (callbacks_.started)
             callbacks_.started(run);
-        IndexRunReport report = runOnce(run, std::move(trigger), force);
+        IndexRunReport report = runOnce(run, std::move(trigger), force, pruneEmpty);
         {
             std::lock_guard lock(mu_);
             state_ = IndexState::Idle;
@@ -93,17 +143,40 @@ void IndexService::loop() {
     }
 }
 
-IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trigger, bool force) {
+std::string IndexService::keptReason(const CompileDatabase& db) const {
+    std::string reason = emptyDatabaseReason(db);
+    if (reason.empty())
+        return {};
+    size_t tus = 0;
+    store_.forEachTu([&](const std::string&, const TuRecord&) { ++tus; });
+    if (tus == 0)
+        return {}; // nothing to keep
+    return reason + "; keeping the " + std::to_string(tus) +
+           " TUs indexed before until it lists files that exist (symdex/index with "
+           "\"pruneEmpty\": true empties the store)";
+}
+
+IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trigger, bool force,
+                                     bool pruneEmpty) {
     IndexRunReport report;
     report.run = run;
     report.trigger = std::move(trigger);
     report.force = force;
     std::string error;
     std::optional<CompileDatabase> db = loadCompileDatabase(options_.database, &error);
+    if (db) {
+        report.databasePath = db->path;
+        report.skipped = db->warnings;
+        try {
+            if (!pruneEmpty)
+                report.kept = keptReason(*db);
+        } catch (const std::exception& e) {
+            report.error = std::string("reading the store failed: ") + e.what();
+        }
+    }
     if (!db) {
         report.error = error;
-    } else {
-        report.databasePath = db->path;
+    } else if (report.kept.empty() && report.error.empty()) {
         IndexOptions indexOptions;
         indexOptions.threads = options_.threads;
         indexOptions.lowPriority = options_.lowPriority;
@@ -130,6 +203,10 @@ IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trig
         if (report.error.empty())
             report.error = std::string("reading the store failed: ") + e.what();
     }
+    if (db)
+        lastDirectories_ = watchDirectories(*db, report.files);
+    // An unreadable database (half written, say) keeps the directories watched until it is whole.
+    report.directories = lastDirectories_;
     return report;
 }
 

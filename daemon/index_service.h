@@ -2,6 +2,12 @@
 // a TBB arena) whenever files changed or a client asked, reloading the compile database each
 // time so a new one is picked up without a restart. Requests arriving during a run are merged
 // into the next one. Queries never wait for it: they read the store on other threads.
+//
+// A database that lists no file that exists (`[]`, a checkout that moved, a volume not mounted)
+// does not empty the store: the run indexes nothing, keeps every TU, and says why
+// (IndexRunReport::kept); a request with `pruneEmpty` drops them. A database where only some
+// files are missing is indexed as a clean index of the same tree would be: those TUs are removed,
+// and indexed again when their files come back (the watcher watches their directories).
 #pragma once
 
 #include "indexer/indexer.h"
@@ -42,9 +48,15 @@ struct IndexRunReport {
     std::vector<std::string> trigger; ///< changed paths that caused the run; empty: start/all
     bool force = false;
     std::string error; ///< the database could not be read, or the store failed; nothing indexed
-    std::string databasePath;       ///< the compile_commands.json the run read
+    std::string databasePath; ///< the compile_commands.json the run read
+    /// Entries of the database the run skipped, one message each (missing files, repeats).
+    std::vector<std::string> skipped;
+    /// Why the run indexed nothing and kept the store (emptyDatabaseReason); empty otherwise.
+    std::string kept;
     IndexSummary summary;           ///< parsedTus: exactly the TUs re-parsed
     std::vector<std::string> files; ///< every file the store knows after the run (to watch)
+    /// Directories where a file appearing can change the index (watchDirectories()).
+    std::vector<std::string> directories;
 };
 
 /// A consistent picture for symdex/status.
@@ -56,6 +68,18 @@ struct IndexStatus {
     IndexProgress progress;    ///< of the current run (meaningful unless Idle)
     std::optional<IndexRunReport> lastRun;
 };
+
+/// Include directories of one command (-I, -iquote, -isystem, -idirafter, in both spellings),
+/// absolute, in command-line order.
+std::vector<std::string> includeDirectories(const CompileCommand& command);
+
+/// The directories to watch for files that appear: those of every entry's main file (existing or
+/// not), then the include directories of the commands (at most `maxIncludeDirectories`), then the
+/// directories of `indexedFiles`; each once, in that order (the order of priority when inotify
+/// watches run short).
+std::vector<std::string> watchDirectories(const CompileDatabase& db,
+                                          const std::vector<std::string>& indexedFiles,
+                                          size_t maxIncludeDirectories = 4096);
 
 class IndexService {
 public:
@@ -73,8 +97,9 @@ public:
     ~IndexService();
 
     /// Asks for a run: after `changedPaths` changed (empty: re-check everything), re-parsing
-    /// every TU when `force`. Thread-safe; never blocks on a run.
-    void request(std::vector<std::string> changedPaths, bool force);
+    /// every TU when `force`; with `pruneEmpty`, a database that lists no existing file empties
+    /// the store instead of being refused. Thread-safe; never blocks on a run.
+    void request(std::vector<std::string> changedPaths, bool force, bool pruneEmpty = false);
     IndexStatus status() const;
     /// Stops the current run after the TUs being parsed (their results are committed), and joins
     /// the thread. Later requests are ignored.
@@ -82,16 +107,21 @@ public:
 
 private:
     void loop();
-    IndexRunReport runOnce(uint64_t run, std::vector<std::string> trigger, bool force);
+    IndexRunReport runOnce(uint64_t run, std::vector<std::string> trigger, bool force,
+                           bool pruneEmpty);
+    /// Why a run of `db` must keep the store (the reason, naming the database); empty if not.
+    std::string keptReason(const CompileDatabase& db) const;
 
     SymbolStore& store_;
     const IndexServiceOptions options_;
     const Callbacks callbacks_;
-    std::atomic<bool> stopping_{false}; // read by the Indexer between TUs
+    std::atomic<bool> stopping_{false};        // read by the Indexer between TUs
+    std::vector<std::string> lastDirectories_; // only the index thread touches it
 
     std::set<std::string> pendingPaths_;
     bool pendingRun_ = true; // the first run
     bool pendingForce_ = false;
+    bool pendingPrune_ = false;
     IndexState state_ = IndexState::Idle;
     uint64_t runsStarted_ = 0;
     const Indexer* current_ = nullptr; // the running Indexer, for progress()

@@ -53,9 +53,35 @@ int serve(QCoreApplication& app, symdex::daemon::Daemon& daemon) {
     return app.exec();
 }
 
+/// Runs from the executable's .preinit_array: before any shared library's initializers, which take
+/// ~70 ms here (libLLVM registers its options), and long before main. Failure is left to main's
+/// call, which reports it.
+void installHandlersBeforeLibraries(int, char**, char**) noexcept {
+    try {
+        symdex::daemon::installTerminationHandlers();
+    } catch (...) {
+    }
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SYMDEX_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SYMDEX_SANITIZED 1
+#endif
+#endif
+#ifndef SYMDEX_SANITIZED
+[[gnu::used, gnu::section(".preinit_array")]] constexpr void (*kPreinit)(int, char**, char**) =
+    installHandlersBeforeLibraries;
+#endif
+// Under a sanitizer, whose runtime intercepts sigaction and initializes after .preinit_array, the
+// handlers are installed at the top of main instead.
+
 } // namespace
 
 int main(int argc, char** argv) {
+    // Done before main already (kPreinit) unless sanitized; here so that a failure is reported.
+    symdex::daemon::installTerminationHandlers();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName("symdexd");
     QCommandLineParser parser;
@@ -81,6 +107,10 @@ int main(int argc, char** argv) {
          "must be private (0700).",
          "PATH"},
         {"debounce", "Milliseconds to wait after the last file change (default 200).", "MS"},
+        {"max-watches",
+         "At most N inotify watches (default: half of fs.inotify.max_user_watches); paths left "
+         "out are logged.",
+         "N"},
         {"tu-timeout",
          "Stop a TU's parse after this many seconds and record it as crashed (default 300; 0: "
          "no limit).",
@@ -122,6 +152,7 @@ int main(int argc, char** argv) {
         options.tuTimeout = *timeout;
     }
     options.socketPath = parser.value("socket").toStdString();
+    options.maxWatches = countOption(parser, "max-watches", 100000000);
     if (parser.isSet("debounce"))
         options.debounce = std::chrono::milliseconds(countOption(parser, "debounce", 60000));
 

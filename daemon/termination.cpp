@@ -22,15 +22,11 @@ void onSignal(int signal) {
 
 } // namespace
 
-TerminationSignals::TerminationSignals(QObject* parent) : QObject(parent) {
+void installTerminationHandlers() {
+    if (pipeFds[0] >= 0)
+        return;
     if (::pipe2(pipeFds, O_CLOEXEC | O_NONBLOCK) != 0)
         throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
-    notifier_ = std::make_unique<QSocketNotifier>(pipeFds[0], QSocketNotifier::Read);
-    connect(notifier_.get(), &QSocketNotifier::activated, this, [this] {
-        unsigned char byte;
-        while (::read(pipeFds[0], &byte, 1) == 1)
-            emit received(int(byte));
-    });
     struct sigaction action {};
     action.sa_handler = onSignal;
     sigemptyset(&action.sa_mask);
@@ -39,6 +35,16 @@ TerminationSignals::TerminationSignals(QObject* parent) : QObject(parent) {
     sigaction(SIGINT, &action, nullptr);
     // A client that disconnects mid-write must not kill the daemon.
     std::signal(SIGPIPE, SIG_IGN);
+}
+
+TerminationSignals::TerminationSignals(QObject* parent) : QObject(parent) {
+    installTerminationHandlers();
+    notifier_ = std::make_unique<QSocketNotifier>(pipeFds[0], QSocketNotifier::Read);
+    connect(notifier_.get(), &QSocketNotifier::activated, this, [this] {
+        unsigned char byte;
+        while (::read(pipeFds[0], &byte, 1) == 1)
+            emit received(int(byte));
+    });
 }
 
 TerminationSignals::~TerminationSignals() {

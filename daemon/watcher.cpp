@@ -2,10 +2,49 @@
 
 #include <QFileInfo>
 
+#include <fstream>
+#include <sys/stat.h>
+
 namespace symdex::daemon {
 
-Watcher::Watcher(std::chrono::milliseconds debounce, ChangesFn onChanges, QObject* parent)
-    : QObject(parent), onChanges_(std::move(onChanges)) {
+size_t defaultWatchBudget() {
+    std::ifstream in("/proc/sys/fs/inotify/max_user_watches");
+    size_t max = 0;
+    if (in >> max && max >= 2)
+        return max / 2;
+    return 4096;
+}
+
+namespace {
+
+/// `dir` if it exists, else its nearest existing ancestor; empty when that would be "/" (a change
+/// anywhere in "/" is no sign of the tree).
+QString existingAncestor(QString dir) {
+    while (!dir.isEmpty() && dir != "/") {
+        if (QFileInfo(dir).isDir())
+            return dir;
+        const QString parent = QFileInfo(dir).path();
+        if (parent == dir)
+            break;
+        dir = parent;
+    }
+    return {};
+}
+
+/// The directory's inode; 0 if it is not a directory (or does not exist).
+quint64 directoryInode(const QString& dir) {
+    struct stat st;
+    if (::stat(dir.toLocal8Bit().constData(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    return quint64(st.st_ino);
+}
+
+} // namespace
+
+Watcher::Watcher(std::chrono::milliseconds debounce, size_t maxWatches, ChangesFn onChanges,
+                 LogFn log, QObject* parent)
+    : QObject(parent), maxWatches_(maxWatches), onChanges_(std::move(onChanges)),
+      log_(std::move(log)) {
     debounce_.setSingleShot(true);
     debounce_.setInterval(debounce);
     connect(&debounce_, &QTimer::timeout, this, &Watcher::flush);
@@ -13,48 +52,104 @@ Watcher::Watcher(std::chrono::milliseconds debounce, ChangesFn onChanges, QObjec
     connect(&watcher_, &QFileSystemWatcher::directoryChanged, this, &Watcher::directoryChanged);
 }
 
-void Watcher::setFiles(const std::vector<std::string>& paths) {
-    QSet<QString> next;
-    for (const std::string& p : paths)
-        next.insert(QString::fromStdString(p));
-    QStringList gone, added;
-    for (const QString& p : std::as_const(wanted_))
-        if (!next.contains(p))
-            gone << p;
-    for (const QString& p : std::as_const(next))
-        if (!wanted_.contains(p))
-            added << p;
-    wanted_ = std::move(next);
+void Watcher::setPaths(const std::vector<std::string>& files,
+                       const std::vector<std::string>& directories) {
+    wantedFiles_.clear();
+    wantedFileSet_.clear();
+    for (const std::string& p : files) {
+        const QString path = QString::fromStdString(p);
+        if (!wantedFileSet_.contains(path)) {
+            wantedFileSet_.insert(path);
+            wantedFiles_ << path;
+        }
+    }
+    wantedDirectories_.clear();
+    for (const std::string& d : directories)
+        wantedDirectories_ << QString::fromStdString(d);
+    sync();
+}
 
-    QHash<QString, QSet<QString>> byDir;
-    for (const QString& p : std::as_const(wanted_))
-        byDir[QFileInfo(p).path()].insert(p);
-    QStringList oldDirs, newDirs;
+void Watcher::sync() {
+    // In order of priority: the first file (the compile database), the directories (what appears
+    // there is otherwise never seen), the files' directories, then the files.
+    QStringList order;
+    QSet<QString> inOrder;
+    auto add = [&](const QString& path) {
+        if (!inOrder.contains(path)) {
+            inOrder.insert(path);
+            order << path;
+        }
+    };
+    byDir_.clear();
+    for (const QString& file : std::as_const(wantedFiles_))
+        byDir_[QFileInfo(file).path()].insert(file);
+    if (!wantedFiles_.isEmpty()) {
+        const QString first = wantedFiles_.front();
+        const QString dir = existingAncestor(QFileInfo(first).path());
+        if (!dir.isEmpty())
+            add(dir);
+        if (QFileInfo::exists(first))
+            add(first);
+    }
+    triggerDirectories_.clear();
+    childDirectories_.clear();
+    for (const QString& wanted : std::as_const(wantedDirectories_)) {
+        const QString dir = existingAncestor(wanted);
+        if (dir.isEmpty())
+            continue;
+        triggerDirectories_.insert(dir);
+        add(dir);
+        if (dir != wanted)
+            continue; // its ancestor sees it appear
+        const QString parent = existingAncestor(QFileInfo(wanted).path());
+        if (!parent.isEmpty())
+            childDirectories_[parent][wanted] = directoryInode(wanted);
+    }
+    for (auto it = childDirectories_.cbegin(); it != childDirectories_.cend(); ++it)
+        add(it.key());
     for (auto it = byDir_.cbegin(); it != byDir_.cend(); ++it)
-        if (!byDir.contains(it.key()))
-            oldDirs << it.key();
-    for (auto it = byDir.cbegin(); it != byDir.cend(); ++it)
-        if (!byDir_.contains(it.key()))
-            newDirs << it.key();
-    byDir_ = std::move(byDir);
+        if (QFileInfo(it.key()).isDir())
+            add(it.key());
+    for (const QString& file : std::as_const(wantedFiles_))
+        if (QFileInfo::exists(file))
+            add(file);
 
+    size_t leftOut = 0;
+    if (size_t(order.size()) > maxWatches_) {
+        leftOut = size_t(order.size()) - maxWatches_;
+        order.resize(qsizetype(maxWatches_));
+        inOrder = QSet<QString>(order.begin(), order.end());
+    }
     const QStringList watched = watcher_.files() + watcher_.directories();
-    QStringList remove;
-    for (const QString& p : gone + oldDirs)
-        if (watched.contains(p))
+    const QSet<QString> watchedSet(watched.begin(), watched.end());
+    QStringList remove, addNow;
+    for (const QString& p : watched)
+        if (!inOrder.contains(p))
             remove << p;
+    for (const QString& p : std::as_const(order))
+        if (!watchedSet.contains(p))
+            addNow << p;
     if (!remove.isEmpty())
         watcher_.removePaths(remove);
-    QStringList add;
-    for (const QString& p : added + newDirs)
-        if (QFileInfo::exists(p))
-            add << p;
-    if (!add.isEmpty())
-        watcher_.addPaths(add); // paths that cannot be watched are skipped, not fatal
+    if (!addNow.isEmpty())
+        leftOut += size_t(watcher_.addPaths(addNow).size()); // the limit reached early: not fatal
+    if (leftOut != lastLeftOut_ && log_) {
+        if (leftOut)
+            log_("cannot watch " + std::to_string(leftOut) + " of " +
+                 std::to_string(leftOut + size_t(order.size())) +
+                 " paths (inotify: fs.inotify.max_user_watches is " +
+                 std::to_string(defaultWatchBudget() * 2) +
+                 ", half of it is used at most); "
+                 "changes there are seen at the next run (didSave, symdex/index); raise it with "
+                 "sysctl fs.inotify.max_user_watches=N");
+        else
+            log_("all " + std::to_string(order.size()) + " paths are watched again");
+    }
+    lastLeftOut_ = leftOut;
 }
 
 void Watcher::fileChanged(const QString& path) {
-    if (!wanted_.contains(path))
+    if (!wantedFileSet_.contains(path))
         return;
     // A file replaced by rename is no longer watched: watch the new one.
     if (!watcher_.files().contains(path) && QFileInfo::exists(path))
@@ -63,6 +158,17 @@ void Watcher::fileChanged(const QString& path) {
 }
 
 void Watcher::directoryChanged(const QString& dir) {
+    if (triggerDirectories_.contains(dir) || !QFileInfo(dir).isDir()) {
+        changed(dir); // something appeared or went (or the directory itself went)
+        resync_ = true;
+    }
+    const auto children = childDirectories_.constFind(dir);
+    if (children != childDirectories_.cend())
+        for (auto it = children->cbegin(); it != children->cend(); ++it)
+            if (directoryInode(it.key()) != it.value()) { // moved away, back, or replaced
+                changed(it.key());
+                resync_ = true;
+            }
     const QStringList files = watcher_.files();
     const QSet<QString> watchedFiles(files.begin(), files.end());
     for (const QString& path : byDir_.value(dir)) {
@@ -83,6 +189,10 @@ void Watcher::changed(const QString& path) {
 }
 
 void Watcher::flush() {
+    if (resync_) { // before the run: a directory that appeared is watched from now on
+        resync_ = false;
+        sync();
+    }
     std::vector<std::string> paths;
     for (const QString& p : std::as_const(pending_))
         paths.push_back(p.toStdString());

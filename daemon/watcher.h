@@ -1,16 +1,30 @@
-// Watching the indexed files and the compile database (QFileSystemWatcher, inotify on Linux),
-// debounced: a burst of changes (a save, a checkout, a build regenerating the database) becomes
-// one call with every path that changed.
+// Watching the tree (QFileSystemWatcher, inotify on Linux), debounced: a burst of changes (a save,
+// a checkout, a build regenerating the database) becomes one call with every path that changed.
+//
+// Two kinds of paths. Files (the indexed files and the compile database) are watched for their
+// content. Directories (those of the database's entries, its include directories, those of the
+// indexed files) are watched for files that appear or go: a generated header, an entry's file
+// that was missing, a source moved away and back. Any change in one is reported as the directory
+// itself; the indexer then decides what is out of date. A directory that does not exist yet is
+// covered by its nearest existing ancestor until it appears (a build creating gen/ and then
+// gen/version.h). A directory's own renaming or removal (a checkout moving src/ away and back) is
+// not reported by its own watch, so each one's parent is watched too, and an event there counts
+// when a wanted directory in it came, went or became another directory.
 //
 // Editors that save by writing a new file and renaming it over the old one replace the inode
 // inotify watched, and QFileSystemWatcher drops the path: the path is re-added when it exists
-// again, and its directory is watched too so a file that reappears later is noticed.
+// again.
+//
+// inotify watches are a per-user limit (fs.inotify.max_user_watches) shared with editors and
+// other tools: at most `maxWatches` paths are watched, in the order of priority given; the rest
+// are left out with one log line, not a failure.
 #pragma once
 
 #include <QFileSystemWatcher>
 #include <QObject>
 #include <QSet>
 #include <QString>
+#include <QStringList>
 #include <QTimer>
 
 #include <chrono>
@@ -20,30 +34,54 @@
 
 namespace symdex::daemon {
 
+/// Half of fs.inotify.max_user_watches (the rest is left to other programs of the user); 4096
+/// when it cannot be read.
+size_t defaultWatchBudget();
+
 class Watcher : public QObject {
     Q_OBJECT
 public:
     using ChangesFn = std::function<void(std::vector<std::string> changedPaths)>;
+    using LogFn = std::function<void(const std::string& line)>;
 
-    /// `onChanges` runs on the Qt thread, `debounce` after the last change of a burst.
-    Watcher(std::chrono::milliseconds debounce, ChangesFn onChanges, QObject* parent = nullptr);
+    /// `onChanges` runs on the Qt thread, `debounce` after the last change of a burst. `log` is
+    /// told when paths cannot be watched.
+    Watcher(std::chrono::milliseconds debounce, size_t maxWatches, ChangesFn onChanges, LogFn log,
+            QObject* parent = nullptr);
 
-    /// Watches exactly `paths` from now on (files; missing ones are watched once they appear).
-    void setFiles(const std::vector<std::string>& paths);
-    size_t watchedFiles() const { return size_t(watcher_.files().size()); }
+    /// Watches exactly these from now on, each list in order of priority, files before
+    /// directories' share of what is left: `files` for their content (missing ones once they
+    /// appear), `directories` for what appears in them (missing ones through an ancestor).
+    void setPaths(const std::vector<std::string>& files,
+                  const std::vector<std::string>& directories);
+    size_t watchedPaths() const {
+        return size_t(watcher_.files().size() + watcher_.directories().size());
+    }
 
 private:
     void fileChanged(const QString& path);
     void directoryChanged(const QString& dir);
     void changed(const QString& path);
     void flush();
+    /// Brings the inotify watches in line with the wanted files and directories as they exist now.
+    void sync();
 
     QFileSystemWatcher watcher_;
-    QSet<QString> wanted_;                ///< the files to watch
+    QStringList wantedFiles_;             ///< the files to watch, in order of priority
+    QSet<QString> wantedFileSet_;         ///< the same, for lookups
+    QStringList wantedDirectories_;       ///< the directories to watch, in order of priority
     QHash<QString, QSet<QString>> byDir_; ///< directory -> wanted files in it
-    QSet<QString> pending_;               ///< changed since the last flush
+    QSet<QString> triggerDirectories_;    ///< watched directories where any change counts
+    /// watched parent -> wanted directories in it, with the inode each had at the last sync (0:
+    /// missing)
+    QHash<QString, QHash<QString, quint64>> childDirectories_;
+    QSet<QString> pending_; ///< changed since the last flush
+    bool resync_ = false;   ///< a watched directory changed: directories may have come or gone
     QTimer debounce_;
+    const size_t maxWatches_;
     ChangesFn onChanges_;
+    LogFn log_;
+    size_t lastLeftOut_ = 0; ///< paths left out at the last sync, to log only changes
 };
 
 } // namespace symdex::daemon

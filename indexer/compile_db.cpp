@@ -391,6 +391,7 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
     std::unordered_set<std::string> seen;
     SourceResolver sources;
     const QJsonArray entries = doc.array();
+    db.entries = size_t(entries.size());
     for (qsizetype index = 0; index < entries.size(); ++index) {
         auto where = [&] {
             std::string at = jsonPath;
@@ -465,6 +466,7 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
         if (!source.isRegularFile) {
             db.warnings.push_back(where() + ": source file '" + cmd.file +
                                   "' does not exist; skipped");
+            db.missingFiles.push_back(cmd.file);
             continue;
         }
         if (!seen.insert(cmd.file).second) {
@@ -476,6 +478,18 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
         db.commands.push_back(std::move(cmd));
     }
     return db;
+}
+
+std::string emptyDatabaseReason(const CompileDatabase& db) {
+    if (!db.commands.empty())
+        return {};
+    if (db.entries == 0)
+        return "'" + db.path + "' has no entries";
+    std::string reason =
+        "none of the " + std::to_string(db.entries) + " files named by '" + db.path + "' exists";
+    if (!db.missingFiles.empty())
+        reason += " (first: '" + db.missingFiles.front() + "')";
+    return reason;
 }
 
 std::optional<CompileDatabase> loadCompileDatabase(const std::string& location,

@@ -26,7 +26,16 @@ struct CompileDatabase {
     std::vector<CompileCommand> commands;
     /// Problems that did not stop the load: missing source files, repeated entries.
     std::vector<std::string> warnings;
+    size_t entries = 0; ///< entries in the file, usable or not
+    /// Main files of the entries skipped because they do not exist (absolute, normalised).
+    std::vector<std::string> missingFiles;
 };
+
+/// Why `db` gives nothing to index: "'PATH' has no entries", or "none of the N files named by
+/// 'PATH' exists (first: FILE)"; empty when it has commands. Indexing such a database would
+/// remove every TU, which is never what a user whose checkout moved or whose volume is not
+/// mounted wants: callers keep the store unless told to prune (symdex index --prune-empty).
+std::string emptyDatabaseReason(const CompileDatabase& db);
 
 /// Loads `location`: a compile_commands.json file or a directory holding one. On failure returns
 /// nullopt and sets `error` to a message naming the file and, where it applies, the line, column

@@ -10,6 +10,8 @@ namespace symdex::daemon {
 QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params) {
     const QJsonObject p = params.isUndefined() ? QJsonObject{} : paramsObject(params);
     const bool force = optionalBool(p, "force", "", false);
+    // The one way to let a database that lists no existing file empty the store.
+    const bool pruneEmpty = optionalBool(p, "pruneEmpty", "", false);
     std::vector<std::string> paths;
     if (p.contains("paths")) {
         if (!p.value("paths").isArray())
@@ -22,11 +24,12 @@ QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params) {
             paths.push_back(documentPath(ctx.server, list[i].toString(), field));
         }
     }
-    ctx.server.indexer.request(paths, force);
+    ctx.server.indexer.request(paths, force, pruneEmpty);
     QJsonArray queued;
     for (const std::string& path : paths)
         queued.append(QString::fromStdString(path));
-    return QJsonObject{{"queued", true}, {"paths", queued}, {"force", force}};
+    return QJsonObject{
+        {"queued", true}, {"paths", queued}, {"force", force}, {"pruneEmpty", pruneEmpty}};
 }
 
 QJsonValue handleDidSave(RequestContext& ctx, const QJsonValue& params) {

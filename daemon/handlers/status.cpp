@@ -50,6 +50,15 @@ QJsonObject runReportJson(const IndexRunReport& r) {
                   {"database", QString::fromStdString(r.databasePath)}};
     if (!r.error.empty())
         o["error"] = QString::fromStdString(r.error);
+    if (!r.kept.empty())
+        o["kept"] = QString::fromStdString(r.kept);
+    // Bounded: this goes to every client after every run; the log has the count.
+    constexpr size_t kSkippedShown = 100;
+    QJsonArray skipped;
+    for (size_t i = 0; i < r.skipped.size() && i < kSkippedShown; ++i)
+        skipped.append(QString::fromStdString(r.skipped[i]));
+    o["skipped"] = skipped;
+    o["skippedCount"] = qint64(r.skipped.size());
     return o;
 }
 
