@@ -149,6 +149,9 @@ struct Indexer::Run {
     const StoreSnapshot before;
     IndexSummary summary;
 
+    /// StoreSnapshot::absent id -> 1 still absent, 0 exists now, -1 not looked at yet (phase 1):
+    /// a path is checked once however many TUs looked for it, without hashing it each time.
+    std::unordered_map<uint32_t, std::atomic<int8_t>> absentNow;
     std::vector<char> dirty;                    ///< [tu]: out of date (phase 1)
     tbb::concurrent_vector<FileRecord> touched; ///< unchanged files with new stamps (phase 1)
     std::vector<size_t> order;                  ///< dirty TUs in schedule order: rank -> tu
@@ -272,8 +275,15 @@ bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const
     // Nothing the parse looked for in vain may exist now: a header that appeared (generated, or
     // shadowing the one found, earlier in the include path) changes what the TU includes.
     for (uint32_t id : tu.absentIds) {
-        auto path = run.before.absent.find(id);
-        if (path == run.before.absent.end() || !run.stamps.stillAbsent(path->second))
+        auto state = run.absentNow.find(id);
+        if (state == run.absentNow.end())
+            return false;
+        int8_t now = state->second.load(std::memory_order_relaxed);
+        if (now < 0) {
+            now = run.stamps.stillAbsent(run.before.absent.at(id)) ? 1 : 0;
+            state->second.store(now, std::memory_order_relaxed);
+        }
+        if (now == 0)
             return false;
     }
     // Every file must hold what this TU read when it was last parsed (TuRecord::fileHashes), and
@@ -312,7 +322,9 @@ bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const
 
 void Indexer::findOutOfDate(Run& run) const {
     // A changed command, or any file the TU read changed (mtime and size first; the content hash
-    // decides).
+    // decides), or a path it looked for in vain exists.
+    for (const auto& [id, path] : run.before.absent)
+        run.absentNow[id] = -1;
     run.arena.execute([&] {
         tbb::parallel_for(size_t(0), run.n, [&](size_t i) {
             const CompileCommand& cmd = run.db.commands[i];
