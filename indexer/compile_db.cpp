@@ -9,6 +9,7 @@
 #include <QJsonParseError>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
@@ -218,6 +219,19 @@ uint64_t CompileCommand::hash() const {
     for (const std::string& arg : arguments) {
         joined.push_back('\0');
         joined += arg;
+    }
+    // The environment libclang's driver reads as part of the command (strings in libclang 16):
+    // include directories, where it looks for the compiler installation, and its config files.
+    // Parses in this process and in symdex-worker (which inherits it) see the same values.
+    for (const char* name :
+         {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
+          "OBJCPLUS_INCLUDE_PATH", "COMPILER_PATH", "CLANG_NO_DEFAULT_CONFIG", "SDKROOT"}) {
+        if (const char* value = std::getenv(name)) {
+            joined.push_back('\0');
+            joined += name;
+            joined.push_back('=');
+            joined += value;
+        }
     }
     return hash64(joined);
 }

@@ -18,8 +18,9 @@ struct CompileCommand {
     std::string directory; ///< absolute working directory of the compilation
     /// argv of the parse: the compiler first, then the flags; no source file, no -o/-c/-M*.
     std::vector<std::string> arguments;
-    /// hash64 of directory and arguments (response files expanded): a change means the TU must be
-    /// re-parsed.
+    /// hash64 of directory, arguments (response files expanded) and the environment variables
+    /// clang's driver reads for the command (CPATH, CPLUS_INCLUDE_PATH, COMPILER_PATH, ...): a
+    /// change means the TU must be re-parsed.
     uint64_t hash() const;
 };
 

@@ -318,3 +318,21 @@ TEST_CASE("response files are expanded relative to the entry's directory, nested
     CHECK(db->warnings[0].find("recursive expansion of response file '" + (dir / "flags/top.rsp") +
                                "'") != std::string::npos);
 }
+
+TEST_CASE("the command hash covers the environment clang reads for include paths", "[compile_db]") {
+    const char* inherited = std::getenv("CPLUS_INCLUDE_PATH");
+    const std::optional<std::string> saved =
+        inherited ? std::optional<std::string>(inherited) : std::nullopt;
+    REQUIRE(unsetenv("CPLUS_INCLUDE_PATH") == 0);
+    CompileCommand command;
+    command.directory = "/src";
+    command.arguments = {"c++", "-std=c++17"};
+    const uint64_t plain = command.hash();
+    REQUIRE(setenv("CPLUS_INCLUDE_PATH", "/opt/inc", 1) == 0);
+    const uint64_t withPath = command.hash();
+    REQUIRE(unsetenv("CPLUS_INCLUDE_PATH") == 0);
+    CHECK(withPath != plain);
+    CHECK(command.hash() == plain);
+    if (saved)
+        setenv("CPLUS_INCLUDE_PATH", saved->c_str(), 1);
+}
