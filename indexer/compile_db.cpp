@@ -9,6 +9,7 @@
 #include <QJsonParseError>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
@@ -219,6 +220,19 @@ uint64_t CompileCommand::hash() const {
         joined.push_back('\0');
         joined += arg;
     }
+    // The environment libclang's driver reads as part of the command (strings in libclang 16):
+    // include directories, where it looks for the compiler installation, and its config files.
+    // Parses in this process and in symdex-worker (which inherits it) see the same values.
+    for (const char* name :
+         {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
+          "OBJCPLUS_INCLUDE_PATH", "COMPILER_PATH", "CLANG_NO_DEFAULT_CONFIG", "SDKROOT"}) {
+        if (const char* value = std::getenv(name)) {
+            joined.push_back('\0');
+            joined += name;
+            joined.push_back('=');
+            joined += value;
+        }
+    }
     return hash64(joined);
 }
 
@@ -319,6 +333,83 @@ std::vector<std::string> splitCommandLine(std::string_view command) {
     if (inArg)
         args.push_back(std::move(current));
     return args;
+}
+
+std::vector<std::string> splitResponseFile(std::string_view text) {
+    if (text.starts_with("\xEF\xBB\xBF"))
+        text.remove_prefix(3);
+    auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+    std::vector<std::string> args;
+    std::string token;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\\' && i + 1 < text.size()) {
+            token.push_back(text[++i]);
+        } else if (c == '"' || c == '\'') {
+            for (++i; i < text.size() && text[i] != c; ++i) {
+                if (text[i] == '\\' && i + 1 < text.size())
+                    ++i;
+                token.push_back(text[i]);
+            }
+        } else if (isSpace(c)) {
+            if (!token.empty())
+                args.push_back(std::move(token));
+            token.clear();
+        } else {
+            token.push_back(c);
+        }
+    }
+    if (!token.empty())
+        args.push_back(std::move(token));
+    return args;
+}
+
+namespace {
+
+bool expandInto(std::vector<std::string>& out, std::vector<std::string> argv,
+                const std::string& directory, std::vector<std::string>& chain, std::string* error) {
+    for (std::string& arg : argv) {
+        if (!arg.starts_with('@')) {
+            out.push_back(std::move(arg));
+            continue;
+        }
+        const std::string path = absolutePath(std::string_view(arg).substr(1), directory);
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec)) {
+            out.push_back(std::move(arg));
+            continue;
+        }
+        if (std::find(chain.begin(), chain.end(), path) != chain.end()) {
+            *error = "recursive expansion of response file '" + path + "'";
+            return false;
+        }
+        bool ok = false;
+        const std::string text =
+            std::filesystem::is_regular_file(path, ec) ? readFile(path, &ok) : std::string();
+        if (!ok) {
+            *error = "cannot read response file '" + path + "'";
+            return false;
+        }
+        chain.push_back(path);
+        if (!expandInto(out, splitResponseFile(text), directory, chain, error))
+            return false;
+        chain.pop_back();
+    }
+    return true;
+}
+
+} // namespace
+
+bool expandResponseFiles(std::vector<std::string>& argv, const std::string& directory,
+                         std::string* error) {
+    if (std::none_of(argv.begin(), argv.end(),
+                     [](const std::string& arg) { return arg.starts_with('@'); }))
+        return true;
+    std::vector<std::string> out, chain;
+    if (!expandInto(out, std::move(argv), directory, chain, error))
+        return false;
+    argv = std::move(out);
+    return true;
 }
 
 std::vector<std::string> parseArguments(std::vector<std::string> argv, const std::string& file,
@@ -467,6 +558,10 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
             db.warnings.push_back(where() + ": source file '" + cmd.file +
                                   "' does not exist; skipped");
             db.missingFiles.push_back(cmd.file);
+            continue;
+        }
+        if (std::string problem; !expandResponseFiles(argv, directory, &problem)) {
+            db.warnings.push_back(where() + ": " + problem + "; skipped");
             continue;
         }
         if (!seen.insert(cmd.file).second) {

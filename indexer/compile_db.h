@@ -1,6 +1,7 @@
 // Reading a JSON compilation database (compile_commands.json): both the "command" and the
-// "arguments" form, relative paths resolved against each entry's "directory", and the flags that
-// only matter to a compiler that writes files (-o, -c, dependency files) removed.
+// "arguments" form, response files (@file) expanded as clang's driver expands them, relative
+// paths resolved against each entry's "directory", and the flags that only matter to a compiler
+// that writes files (-o, -c, dependency files) removed.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,9 @@ struct CompileCommand {
     std::string directory; ///< absolute working directory of the compilation
     /// argv of the parse: the compiler first, then the flags; no source file, no -o/-c/-M*.
     std::vector<std::string> arguments;
-    /// hash64 of directory and arguments: a change means the TU must be re-parsed.
+    /// hash64 of directory, arguments (response files expanded) and the environment variables
+    /// clang's driver reads for the command (CPATH, CPLUS_INCLUDE_PATH, COMPILER_PATH, ...): a
+    /// change means the TU must be re-parsed.
     uint64_t hash() const;
 };
 
@@ -48,6 +51,19 @@ parseCompileDatabase(std::string_view json, const std::string& jsonPath, std::st
 
 /// Splits a shell command line as compilation databases write them (quotes and backslashes).
 std::vector<std::string> splitCommandLine(std::string_view command);
+
+/// Splits a response file as clang does on Linux (llvm::cl::TokenizeGNUCommandLine): whitespace
+/// separates, a backslash escapes the next character (inside double quotes too), quotes group,
+/// and an empty token ("") is dropped. A leading UTF-8 byte order mark is skipped.
+std::vector<std::string> splitResponseFile(std::string_view text);
+
+/// Replaces each "@file" argument by the arguments the file holds, recursively, as clang 16's
+/// driver does: a relative name, in the command or inside a response file, is taken relative to
+/// `directory` (the compile's working directory); "@file" naming no file stays as it is (clang
+/// then reports it). False, with `error` set, for a file that cannot be read (a directory) or a
+/// response file that includes itself.
+bool expandResponseFiles(std::vector<std::string>& argv, const std::string& directory,
+                         std::string* error);
 
 /// Removes what does not belong in a parse: compiler wrappers (ccache, ...), output and
 /// dependency-file flags, -c, -Werror, and the source file itself.

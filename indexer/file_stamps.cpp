@@ -2,6 +2,7 @@
 
 #include "store/encoding.h"
 
+#include <cerrno>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
@@ -11,14 +12,20 @@ namespace symdex {
 
 namespace {
 
+FileStamp stampOf(const struct stat& st) {
+    FileStamp stamp;
+    stamp.mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    stamp.ctimeNs = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+    stamp.size = uint64_t(st.st_size);
+    stamp.inode = uint64_t(st.st_ino);
+    return stamp;
+}
+
 std::optional<FileStamp> statFile(const std::string& path) {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         return std::nullopt;
-    FileStamp stamp;
-    stamp.mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    stamp.size = uint64_t(st.st_size);
-    return stamp;
+    return stampOf(st);
 }
 
 } // namespace
@@ -43,8 +50,7 @@ std::optional<FileStamp> stampFile(const std::string& path) {
     }
     ::close(fd);
     contents.resize(done);
-    FileStamp stamp;
-    stamp.mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    FileStamp stamp = stampOf(st);
     stamp.size = done;
     stamp.contentHash = hash64(contents);
     return stamp;
@@ -81,6 +87,25 @@ std::optional<FileStamp> FileStamps::hashed(const std::string& path) {
             slot->second.stamp = *stamp;
     }
     return slot->second.exists ? std::optional(slot->second.stamp) : std::nullopt;
+}
+
+} // namespace symdex
+
+namespace symdex {
+
+bool FileStamps::stillAbsent(const std::string& path) {
+    {
+        decltype(absent_)::const_accessor found;
+        if (absent_.find(found, path))
+            return found->second;
+    }
+    // What the parse saw: stat(2) or open(2) failing with one of these. Anything else now (the
+    // path exists, even as a directory or a dangling symlink's target; or cannot be searched)
+    // may change what the parse finds.
+    struct stat st;
+    const bool absent = ::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    absent_.insert({path, absent});
+    return absent;
 }
 
 } // namespace symdex

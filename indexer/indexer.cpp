@@ -86,8 +86,11 @@ struct StoreSnapshot {
     std::unordered_map<std::string, uint64_t> hashes; ///< path -> content hash
     std::unordered_map<std::string, TuRecord> tus;    ///< main file -> record
     std::unordered_map<std::string, uint32_t> ids;    ///< path -> file id
+    std::unordered_map<uint32_t, std::string> absent; ///< TuRecord::absentIds -> path
 
     explicit StoreSnapshot(const SymbolStore& store) {
+        store.forEachAbsentPath(
+            [&](uint32_t id, const std::string& path) { absent.emplace(id, path); });
         store.forEachFile([&](uint32_t id, const FileRecord& record) {
             hashes.emplace(record.path, record.contentHash);
             ids.emplace(record.path, id);
@@ -148,6 +151,9 @@ struct Indexer::Run {
     const StoreSnapshot before;
     IndexSummary summary;
 
+    /// StoreSnapshot::absent id -> 1 still absent, 0 exists now, -1 not looked at yet (phase 1):
+    /// a path is checked once however many TUs looked for it, without hashing it each time.
+    std::unordered_map<uint32_t, std::atomic<int8_t>> absentNow;
     std::vector<char> dirty;                    ///< [tu]: out of date (phase 1)
     tbb::concurrent_vector<FileRecord> touched; ///< unchanged files with new stamps (phase 1)
     /// [tu]: its global rank, the order of a clean run: main file by size, largest first (long
@@ -162,13 +168,14 @@ struct Indexer::Run {
     // Per TU, each written only by the thread parsing it:
     std::vector<std::vector<std::string>> included;
     std::vector<std::vector<std::string>> extracted; ///< the files its publication carried
+    std::vector<std::vector<std::string>> absent;    ///< IndexedTu::absentPaths
     std::vector<TuRecord> results;
     std::vector<char> parsed;
 
     Run(const CompileDatabase& database, unsigned threads, const SymbolStore& store)
         : db(database), n(database.commands.size()), arena(static_cast<int>(threads)),
-          before(store), dirty(n, 0), rankOf(n, 0), included(n), extracted(n), results(n),
-          parsed(n, 0) {}
+          before(store), dirty(n, 0), rankOf(n, 0), included(n), extracted(n), absent(n),
+          results(n), parsed(n, 0) {}
 
     /// The TU of the store's owner of `path`, if that owner is in the database; nullopt otherwise.
     std::optional<size_t> storedOwner(const std::string& path) const {
@@ -230,6 +237,7 @@ IndexedTu crashedTu(const CompileCommand& command, const WorkerOutcome& outcome,
     tu.record.status = TuStatus::Crashed;
     tu.record.firstError = std::move(reason);
     tu.record.parseMillis = millis;
+    tu.absentPaths = outcome.absent;
     std::unordered_set<std::string> seen{command.file};
     tu.includedFiles.push_back(command.file);
     for (const std::string& path : outcome.reached)
@@ -284,6 +292,20 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
 }
 
 bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const {
+    // Nothing the parse looked for in vain may exist now: a header that appeared (generated, or
+    // shadowing the one found, earlier in the include path) changes what the TU includes.
+    for (uint32_t id : tu.absentIds) {
+        auto state = run.absentNow.find(id);
+        if (state == run.absentNow.end())
+            return false;
+        int8_t now = state->second.load(std::memory_order_relaxed);
+        if (now < 0) {
+            now = run.stamps.stillAbsent(run.before.absent.at(id)) ? 1 : 0;
+            state->second.store(now, std::memory_order_relaxed);
+        }
+        if (now == 0)
+            return false;
+    }
     // Every file must hold what this TU read when it was last parsed (TuRecord::fileHashes), and
     // the store must hold that content too: a header whose owner was interrupted is stale in the
     // store even when this TU saw its current version.
@@ -296,8 +318,12 @@ bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const
         std::optional<FileStamp> now = run.stamps.stat(record.path);
         if (!now || (storeMustHoldIt && record.contentHash != seen))
             return false;
-        if (record.contentHash == seen && now->mtimeNs == record.mtimeNs &&
-            now->size == record.size)
+        FileStamp recorded;
+        recorded.mtimeNs = record.mtimeNs;
+        recorded.size = record.size;
+        recorded.ctimeNs = record.ctimeNs;
+        recorded.inode = record.inode;
+        if (record.contentHash == seen && now->sameStat(recorded))
             continue;
         std::optional<FileStamp> hashed = run.stamps.hashed(record.path);
         if (!hashed || hashed->contentHash != seen)
@@ -306,6 +332,8 @@ bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const
             FileRecord stamp = record;
             stamp.mtimeNs = hashed->mtimeNs;
             stamp.size = hashed->size;
+            stamp.ctimeNs = hashed->ctimeNs;
+            stamp.inode = hashed->inode;
             run.touched.push_back(stamp);
         }
     }
@@ -314,7 +342,9 @@ bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const
 
 void Indexer::findOutOfDate(Run& run) const {
     // A changed command, or any file the TU read changed (mtime and size first; the content hash
-    // decides).
+    // decides), or a path it looked for in vain exists.
+    for (const auto& [id, path] : run.before.absent)
+        run.absentNow[id] = -1;
     run.arena.execute([&] {
         tbb::parallel_for(size_t(0), run.n, [&](size_t i) {
             const CompileCommand& cmd = run.db.commands[i];
@@ -505,6 +535,7 @@ std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
     case WorkerOutcome::Parsed:
         if (!parsedWell(outcome.tu.record))
             claimer.release(rank);
+        outcome.tu.absentPaths = std::move(outcome.absent);
         return std::move(outcome.tu);
     case WorkerOutcome::Cancelled:
         return std::nullopt;
@@ -536,10 +567,14 @@ void Indexer::parseAndPublish(Run& run, size_t i, Parser& parser, FileClaimer& c
         references += file.references.size();
         skipped += file.bodiesSkipped;
     }
+    std::sort(tu.absentPaths.begin(), tu.absentPaths.end());
+    tu.absentPaths.erase(std::unique(tu.absentPaths.begin(), tu.absentPaths.end()),
+                         tu.absentPaths.end());
     run.included[i] = tu.includedFiles;
     run.extracted[i].clear();
     for (const IndexedFile& file : tu.files)
         run.extracted[i].push_back(file.file.path);
+    run.absent[i] = tu.absentPaths;
     run.results[i] = tu.record;
     run.parsed[i] = 1;
     store_.publish(std::move(tu));
@@ -633,9 +668,12 @@ void Indexer::cleanUp(Run& run) {
     // Forget files no TU reads any more, and record unchanged files' new stamps. A TU a cancelled
     // run did not reach still reads what the store says it reads.
     std::unordered_set<std::string> live;
+    std::unordered_set<uint32_t> liveAbsentIds;
+    std::unordered_set<std::string> liveAbsentPaths;
     for (size_t i = 0; i < run.n; ++i) {
         if (run.parsed[i]) {
             live.insert(run.included[i].begin(), run.included[i].end());
+            liveAbsentPaths.insert(run.absent[i].begin(), run.absent[i].end());
             continue;
         }
         auto stored = run.before.tus.find(run.db.commands[i].file);
@@ -644,6 +682,7 @@ void Indexer::cleanUp(Run& run) {
         for (uint32_t id : stored->second.fileIds)
             if (auto file = run.before.files.find(id); file != run.before.files.end())
                 live.insert(file->second.path);
+        liveAbsentIds.insert(stored->second.absentIds.begin(), stored->second.absentIds.end());
     }
     StoreEdit cleanup;
     for (const auto& [id, record] : run.before.files)
@@ -653,6 +692,9 @@ void Indexer::cleanUp(Run& run) {
     for (const FileRecord& record : run.touched)
         if (touchedPaths.insert(record.path).second)
             cleanup.touchFiles.push_back(record);
+    for (const auto& [id, path] : run.before.absent)
+        if (!liveAbsentIds.contains(id) && !liveAbsentPaths.contains(path))
+            cleanup.removeAbsentPaths.push_back(path);
     run.summary.filesRemoved = cleanup.removeFiles.size();
     store_.apply(std::move(cleanup));
     store_.flush();

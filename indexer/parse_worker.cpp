@@ -1,5 +1,6 @@
 #include "indexer/parse_worker.h"
 
+#include "indexer/probe_log.h"
 #include "indexer/worker_protocol.h"
 #include "store/encoding.h"
 
@@ -80,8 +81,7 @@ ParseWorker::~ParseWorker() {
         ::close(reached_);
 }
 
-std::vector<std::string> ParseWorker::takeReached() {
-    std::vector<std::string> paths;
+void ParseWorker::takeReached(WorkerOutcome& outcome) {
     std::string text;
     char buffer[65536];
     for (off_t at = 0;;) {
@@ -92,12 +92,15 @@ std::vector<std::string> ParseWorker::takeReached() {
         at += n;
     }
     for (size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos;
-         begin = end + 1)
-        paths.push_back(text.substr(begin, end - begin));
-    if (ftruncate(reached_, 0) != 0) {
-        // Then the next TU's list starts with this one's: a longer crash record, nothing lost.
+         begin = end + 1) {
+        if (text[begin] == '?')
+            outcome.absent.push_back(text.substr(begin + 1, end - begin - 1));
+        else
+            outcome.reached.push_back(text.substr(begin, end - begin));
     }
-    return paths;
+    if (ftruncate(reached_, 0) != 0) {
+        // Then the next TU's list starts with this one's: a longer record, nothing lost.
+    }
 }
 
 bool ParseWorker::start(std::string* error) {
@@ -205,7 +208,7 @@ std::string ParseWorker::stop(bool kill) {
 WorkerOutcome ParseWorker::parse(const CompileCommand& command, size_t rank, FileClaimer& claimer) {
     WorkerOutcome outcome = exchange(command, rank, claimer);
     if (reached_ >= 0)
-        outcome.reached = takeReached(); // and empty for the next TU
+        takeReached(outcome); // and empty for the next TU
     return outcome;
 }
 
@@ -381,8 +384,11 @@ int runParseWorker(int fd, int reachedFd, uint64_t memoryLimitMb) {
         claimer.startTu(request->denialsHold);
         ParseOptions options;
         options.indexMacros = request->indexMacros;
+        // Only the parse's probes: the same scope as an in-process parse's (ProbeRecording).
+        reportProbesTo(reachedFd);
         IndexedTu tu = parseTranslationUnit(*session, request->command, size_t(request->rank),
                                             claimer, options);
+        reportProbesTo(-1);
         if (!writeFrame(fd, WorkerMessage::Result, encodeIndexedTu(tu)))
             return 3;
         if (tu.record.status == TuStatus::Failed || tu.record.status == TuStatus::Crashed)

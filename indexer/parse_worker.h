@@ -54,6 +54,8 @@ struct WorkerOutcome {
     std::string reason;
     /// Every file the parse reached (claimed or not) before it ended, main file excluded.
     std::vector<std::string> reached;
+    /// Every path the worker probed in vain while parsing (probe_log.h), in order, with repeats.
+    std::vector<std::string> absent;
 };
 
 class ParseWorker {
@@ -74,8 +76,9 @@ public:
 
 private:
     WorkerOutcome exchange(const CompileCommand& command, size_t rank, FileClaimer& claimer);
-    /// The paths the worker reported reaching since the last call (worker_protocol.h).
-    std::vector<std::string> takeReached();
+    /// The paths the worker reported reaching, and those it probed in vain, since the last call
+    /// (worker_protocol.h).
+    void takeReached(WorkerOutcome& outcome);
     bool start(std::string* error);
     /// Kills (if `kill`) and reaps the worker; returns how it ended ("killed by signal 11
     /// (Segmentation fault)", "exited with status 1").

@@ -1,6 +1,7 @@
 #include "indexer/tu_parser.h"
 
 #include "indexer/file_stamps.h"
+#include "indexer/probe_log.h"
 #include "store/encoding.h"
 
 #include <algorithm>
@@ -116,8 +117,12 @@ uint8_t templateFlags(CXIdxEntityCXXTemplateKind kind) {
 class TuExtractor {
 public:
     TuExtractor(const CompileCommand& command, size_t rank, FileClaimer& claimer,
-                CountedSharedMutex* extractionLock)
-        : command_(command), rank_(rank), claimer_(claimer), extractionLock_(extractionLock) {}
+                CountedSharedMutex* extractionLock, ProbeRecording& probes)
+        : command_(command), rank_(rank), claimer_(claimer), extractionLock_(extractionLock),
+          probes_(probes) {}
+
+    /// Called from the callbacks that come first: they run on the thread libclang parses on.
+    void bindProbes() { probes_.bindThisThread(); }
 
     /// --lock-mode global: the store-wide lock, held while extracting (KDevelop holds its DUChain
     /// write lock while its builders record each declaration). Not held in per-file mode.
@@ -179,6 +184,8 @@ public:
                 out.file.contentHash = claim->stamp.contentHash;
                 out.file.mtimeNs = claim->stamp.mtimeNs;
                 out.file.size = claim->stamp.size;
+                out.file.ctimeNs = claim->stamp.ctimeNs;
+                out.file.inode = claim->stamp.inode;
                 out.priority = state.path == command_.file ? 0 : uint32_t(rank_ + 1);
                 state.out = &extracted;
             }
@@ -548,6 +555,7 @@ private:
     const size_t rank_;
     FileClaimer& claimer_;
     CountedSharedMutex* extractionLock_;
+    ProbeRecording& probes_;
     std::deque<FileState> states_;       // stable addresses: libclang holds them as client files
     std::deque<Extracted> extracted_;    // stable addresses: FileState::out points here
     std::deque<std::string> scopeNames_; // stable addresses: libclang holds them as containers
@@ -561,13 +569,16 @@ private:
 IndexerCallbacks callbacks() {
     IndexerCallbacks cb{};
     cb.diagnostic = [](CXClientData data, CXDiagnosticSet set, void*) {
+        static_cast<TuExtractor*>(data)->bindProbes();
         static_cast<TuExtractor*>(data)->diagnostics(set);
     };
     cb.enteredMainFile = [](CXClientData data, CXFile file, void*) -> CXIdxClientFile {
+        static_cast<TuExtractor*>(data)->bindProbes();
         return static_cast<TuExtractor*>(data)->fileState(file);
     };
     cb.ppIncludedFile = [](CXClientData data,
                            const CXIdxIncludedFileInfo* info) -> CXIdxClientFile {
+        static_cast<TuExtractor*>(data)->bindProbes();
         return static_cast<TuExtractor*>(data)->fileState(info->file);
     };
     cb.indexDeclaration = [](CXClientData data, const CXIdxDeclInfo* info) {
@@ -605,7 +616,9 @@ ParseSession::~ParseSession() {
 
 IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t rank,
                                FileClaimer& claimer, const ParseOptions& options) {
-    TuExtractor extractor(command, rank, claimer, options.extractionLock);
+    // Before libclang is called: it probes the compiler installation before the first callback.
+    ProbeRecording probes;
+    TuExtractor extractor(command, rank, claimer, options.extractionLock, probes);
     std::vector<std::string> args;
     args.reserve(command.arguments.size() + 2);
     args.insert(args.end(), command.arguments.begin(), command.arguments.end());
@@ -652,7 +665,9 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     if (status != TuStatus::Ok)
         claimer.release(rank);
     auto lock = extractor.holdExtractionLock();
-    return extractor.finish(status, uint32_t(millis.count()));
+    IndexedTu result = extractor.finish(status, uint32_t(millis.count()));
+    result.absentPaths = probes.take();
+    return result;
 }
 
 } // namespace symdex

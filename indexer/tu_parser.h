@@ -20,6 +20,13 @@ struct FileStamp {
     uint64_t contentHash = 0;
     int64_t mtimeNs = 0;
     uint64_t size = 0;
+    int64_t ctimeNs = 0;
+    uint64_t inode = 0;
+    /// Same mtime, size, ctime and inode: the contents need not be hashed again.
+    bool sameStat(const FileStamp& other) const {
+        return mtimeNs == other.mtimeNs && size == other.size && ctimeNs == other.ctimeNs &&
+               inode == other.inode;
+    }
 };
 
 /// A TU's claim on a file: it extracts the file for as long as `owner` holds its rank. A claim is

@@ -1,77 +1,16 @@
 // symdex-worker: the process a TU is parsed in (parse_worker.h). Started by the indexer with its
 // socket on fd 3; not meant to be run by hand.
 //
-// It also keeps libclang from reading anything but regular files and directories: an #include of
-// a FIFO would block the parse until something writes to it, one of /dev/zero would read until
-// memory runs out. libLLVM opens every source file with open(2), so this executable defines open()
-// and open64(): a read-only open is made non-blocking, and what it opened is refused with ENOTSUP
-// unless it is a regular file or a directory; everything else goes to the C library's open (found
-// with dlsym(RTLD_NEXT)). Only this executable defines them; the rest of symdex is unaffected.
+// It also keeps libclang from reading anything but regular files and directories (guardOpens), and
+// reports every path a parse probed in vain beside the files it reached (runParseWorker); both
+// through the C library functions probe_log.cpp defines for the executable.
 #include "indexer/parse_worker.h"
+#include "indexer/probe_log.h"
 
-#include <cerrno>
-#include <cstdarg>
 #include <cstdlib>
-#include <cstring>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <string>
-#include <sys/stat.h>
 #include <unistd.h>
-
-namespace {
-
-using OpenFunction = int (*)(const char*, int, ...);
-
-OpenFunction realOpen() {
-    static OpenFunction real = reinterpret_cast<OpenFunction>(dlsym(RTLD_NEXT, "open"));
-    return real;
-}
-
-int guardedOpen(const char* path, int flags, mode_t mode) {
-    OpenFunction real = realOpen();
-    if (!real) {
-        errno = ENOSYS;
-        return -1;
-    }
-    // Only plain reads are checked: libclang writes nothing a worker cares about.
-    if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_DIRECTORY | O_PATH)))
-        return real(path, flags, mode);
-    const int fd = real(path, flags | O_NONBLOCK, mode);
-    if (fd < 0)
-        return fd;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
-        ::close(fd);
-        errno = ENOTSUP; // clang: "cannot open file '/dev/zero': Operation not supported"
-        return -1;
-    }
-    if (!(flags & O_NONBLOCK))
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    return fd;
-}
-
-mode_t modeArgument(int flags, va_list args) {
-    return (flags & (O_CREAT | O_TMPFILE)) ? mode_t(va_arg(args, int)) : 0;
-}
-
-} // namespace
-
-extern "C" int open(const char* path, int flags, ...) {
-    va_list args;
-    va_start(args, flags);
-    const mode_t mode = modeArgument(flags, args);
-    va_end(args);
-    return guardedOpen(path, flags, mode);
-}
-
-extern "C" int open64(const char* path, int flags, ...) {
-    va_list args;
-    va_start(args, flags);
-    const mode_t mode = modeArgument(flags, args);
-    va_end(args);
-    return guardedOpen(path, flags, mode);
-}
 
 int main(int argc, char** argv) {
     int fd = -1, reachedFd = -1;
@@ -90,5 +29,6 @@ int main(int argc, char** argv) {
         (void)!write(2, message, sizeof message - 1);
         return 2;
     }
+    symdex::guardOpens();
     return symdex::runParseWorker(fd, reachedFd, memoryLimitMb);
 }

@@ -112,6 +112,8 @@ std::string encodeClaimAnswer(const std::optional<FileStamp>& stamp) {
         w.fixed64(stamp->contentHash);
         w.svarint(stamp->mtimeNs);
         w.varint(stamp->size);
+        w.svarint(stamp->ctimeNs);
+        w.varint(stamp->inode);
     }
     return out;
 }
@@ -125,6 +127,8 @@ std::optional<std::optional<FileStamp>> decodeClaimAnswer(std::string_view bytes
         stamp->contentHash = r.fixed64();
         stamp->mtimeNs = r.svarint();
         stamp->size = r.varint();
+        stamp->ctimeNs = r.svarint();
+        stamp->inode = r.varint();
     }
     if (r.failed() || !r.atEnd() || granted > 1)
         return std::nullopt;

@@ -28,7 +28,8 @@ enum class WorkerMessage : uint8_t {
 /// Besides the socket, a worker appends the path of every file its parse reaches, one per line,
 /// to a memory file (fd 4, O_APPEND) the parent truncates before each TU: what the parent needs
 /// for the record of a TU whose worker died, at the cost of a write(2) per file and no wake-up
-/// of the parent.
+/// of the parent. Lines starting with '?' are the paths the parse probed and did not find
+/// (probe_log.h): every TU's record takes them from there.
 
 /// What a worker needs to parse one TU.
 struct ParseRequest {

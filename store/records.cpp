@@ -165,6 +165,8 @@ std::string encodeFileRecord(const FileRecord& f) {
     w.fixed64(f.contentHash);
     w.svarint(f.mtimeNs);
     w.varint(f.size);
+    w.svarint(f.ctimeNs);
+    w.varint(f.inode);
     w.varint(f.symbolCount);
     w.varint(f.referenceCount);
     w.varint(f.ownerFileId);
@@ -178,6 +180,8 @@ std::optional<FileRecord> decodeFileRecord(std::string_view bytes) {
     f.contentHash = r.fixed64();
     f.mtimeNs = r.svarint();
     f.size = r.varint();
+    f.ctimeNs = r.svarint();
+    f.inode = r.varint();
     f.symbolCount = uint32_t(r.varint());
     f.referenceCount = uint32_t(r.varint());
     f.ownerFileId = uint32_t(r.varint());
@@ -200,6 +204,10 @@ std::string encodeTuRecord(const TuRecord& tu) {
         w.varint(tu.fileIds[i]);
         w.fixed64(i < tu.fileHashes.size() ? tu.fileHashes[i] : 0);
     }
+    // Ascending: stored as deltas.
+    w.varint(tu.absentIds.size());
+    for (size_t i = 0; i < tu.absentIds.size(); ++i)
+        w.varint(tu.absentIds[i] - (i ? tu.absentIds[i - 1] : 0));
     return out;
 }
 
@@ -223,6 +231,16 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
     for (uint64_t i = 0; i < n && !r.failed(); ++i) {
         tu.fileIds.push_back(uint32_t(r.varint()));
         tu.fileHashes.push_back(r.fixed64());
+    }
+    uint64_t m = r.varint();
+    if (r.failed() || m > bytes.size())
+        return std::nullopt;
+    tu.absentIds.reserve(m);
+    for (uint64_t i = 0, id = 0; i < m && !r.failed(); ++i) {
+        id += r.varint();
+        if (id > UINT32_MAX)
+            return std::nullopt;
+        tu.absentIds.push_back(uint32_t(id));
     }
     if (r.failed() || !r.atEnd())
         return std::nullopt;

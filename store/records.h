@@ -107,6 +107,11 @@ struct FileRecord {
     uint64_t contentHash = 0; ///< hash64 of the contents that were indexed; 0 if never indexed
     int64_t mtimeNs = 0;      ///< modification time seen when the contents were hashed
     uint64_t size = 0;
+    /// Status-change time and inode seen then: an edit that keeps size and mtime (`touch -d`,
+    /// `cp -p`, `rsync -t`) still moves the ctime, a file replaced by rename the inode (git
+    /// compares both for the same reason).
+    int64_t ctimeNs = 0;
+    uint64_t inode = 0;
     uint32_t symbolCount = 0;
     uint32_t referenceCount = 0;
     /// The TU whose parse extracted these contents: the file id of its main file (0: none yet).
@@ -139,6 +144,10 @@ struct TuRecord {
     /// unknown). The up-to-date check compares a file with what *this* TU saw, not with the
     /// shared FileRecord, which another TU of an interrupted run may have updated already.
     std::vector<uint64_t> fileHashes;
+    /// Paths the parse looked for and did not find (include candidates, include directories,
+    /// the driver's probes), as ids of the store's table of absent paths: the TU is out of date
+    /// once any of them exists.
+    std::vector<uint32_t> absentIds;
     friend bool operator==(const TuRecord&, const TuRecord&) = default;
 };
 

@@ -60,6 +60,7 @@ struct PendingTu {
     TuRecord record;
     std::vector<std::string> includedFiles;
     std::vector<uint64_t> includedHashes; ///< parallel to includedFiles
+    std::vector<std::string> absentPaths;
     std::vector<PendingFile> files;
 };
 
@@ -83,7 +84,8 @@ public:
     StoreOptions options;
     lmdb::Env env;
     MDB_dbi meta = 0, files = 0, paths = 0, tus = 0, symbols = 0, refs = 0, usrs = 0, names = 0;
-    int writerLockFd = -1; ///< flock()ed file that keeps a second writer process out
+    MDB_dbi absent = 0, absentPaths = 0; ///< TuRecord::absentIds: id -> path, path -> id
+    int writerLockFd = -1;               ///< flock()ed file that keeps a second writer process out
 
     /// Held shared by every read transaction and exclusively while the map is resized:
     /// mdb_env_set_mapsize requires that no transaction of this process is active.

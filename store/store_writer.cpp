@@ -107,6 +107,7 @@ PendingTu encodeTu(IndexedTu tu) {
     pending.record = std::move(tu.record);
     pending.includedFiles = std::move(tu.includedFiles);
     pending.includedHashes = std::move(tu.includedHashes);
+    pending.absentPaths = std::move(tu.absentPaths);
     pending.files.reserve(tu.files.size());
     for (IndexedFile& file : tu.files)
         pending.files.push_back({encodeFile(file, pending.mainFile), 0});
@@ -117,7 +118,8 @@ size_t fileCount(const WriteOp& op) {
     if (const auto* tu = std::get_if<PendingTu>(&op))
         return std::max<size_t>(1, tu->files.size());
     const auto& edit = std::get<StoreEdit>(op);
-    return std::max<size_t>(1, edit.removeFiles.size() + edit.touchFiles.size());
+    return std::max<size_t>(1, edit.removeFiles.size() + edit.touchFiles.size() +
+                                   edit.removeAbsentPaths.size() / 64);
 }
 
 namespace {
@@ -129,6 +131,8 @@ public:
         lmdb::Cursor cursor(txn_, s_.files);
         std::string_view key, value;
         nextFileId_ = cursor.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
+        lmdb::Cursor absent(txn_, s_.absent);
+        nextAbsentId_ = absent.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
     }
 
     void writeTu(const PendingTu& tu) {
@@ -149,6 +153,12 @@ public:
             }
             record.fileIds.push_back(id);
         }
+        record.absentIds.clear();
+        for (const std::string& path : tu.absentPaths)
+            record.absentIds.push_back(absentId(path));
+        std::sort(record.absentIds.begin(), record.absentIds.end());
+        record.absentIds.erase(std::unique(record.absentIds.begin(), record.absentIds.end()),
+                               record.absentIds.end());
         txn_.put(s_.tus, fileIdKey(record.fileIds.front()), encodeTuRecord(record));
     }
 
@@ -173,7 +183,15 @@ public:
             FileRecord record = readFile(id);
             record.mtimeNs = stamp.mtimeNs;
             record.size = stamp.size;
+            record.ctimeNs = stamp.ctimeNs;
+            record.inode = stamp.inode;
             txn_.put(s_.files, fileIdKey(id), encodeFileRecord(record));
+        }
+        for (const std::string& path : edit.removeAbsentPaths) {
+            if (auto found = txn_.get(s_.absentPaths, path)) {
+                txn_.del(s_.absent, std::string(*found));
+                txn_.del(s_.absentPaths, path);
+            }
         }
     }
 
@@ -193,6 +211,16 @@ private:
         FileRecord record;
         record.path = path;
         txn_.put(s_.files, fileIdKey(id), encodeFileRecord(record));
+        return id;
+    }
+
+    /// The id of `path` in the table of absent paths, added if new.
+    uint32_t absentId(const std::string& path) {
+        if (auto found = txn_.get(s_.absentPaths, path))
+            return uint32_t(readBigEndian(*found, 4));
+        const uint32_t id = nextAbsentId_++;
+        txn_.put(s_.absentPaths, path, fileIdKey(id));
+        txn_.put(s_.absent, fileIdKey(id), path);
         return id;
     }
 
@@ -295,6 +323,7 @@ private:
     lmdb::Txn& txn_;
     SymbolStore::Impl& s_;
     uint32_t nextFileId_ = 1;
+    uint32_t nextAbsentId_ = 1;
     std::vector<std::pair<std::string, uint64_t>> committed_;
     std::unordered_map<std::string, uint64_t> written_; ///< path -> staged version written
 };

@@ -18,7 +18,7 @@ namespace symdex {
 
 namespace {
 
-constexpr unsigned kMaxDbs = 8;
+constexpr unsigned kMaxDbs = 10;
 constexpr unsigned kMaxReaders = 512;
 
 bool endsWithScope(std::string_view qualified, std::string_view tail) {
@@ -359,6 +359,8 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
         impl->refs = txn.openDb("refs", create);
         impl->usrs = txn.openDb("usrs", create | MDB_DUPSORT | MDB_DUPFIXED);
         impl->names = txn.openDb("names", create | MDB_DUPSORT | MDB_DUPFIXED);
+        impl->absent = txn.openDb("absent", create);
+        impl->absentPaths = txn.openDb("absentPaths", create);
     } catch (const StoreError& e) {
         throw StoreError("'" + dir.string() + "' is not a symdex store (" + e.what() +
                              "); rebuild it with: " + rebuildCommand(dir),
@@ -503,6 +505,16 @@ void SymbolStore::forEachTu(
             throw damagedStore(impl_->options.directory, "corrupt translation unit record");
         fn(reader.path(uint32_t(readBigEndian(k, 4))), *record);
     }
+}
+
+void SymbolStore::forEachAbsentPath(
+    const std::function<void(uint32_t, const std::string&)>& fn) const {
+    auto global = globalReadLock(*impl_);
+    auto read = impl_->beginRead();
+    lmdb::Cursor cursor(read.txn, impl_->absent);
+    std::string_view k, v;
+    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
+        fn(uint32_t(readBigEndian(k, 4)), std::string(v));
 }
 
 std::vector<uint64_t> SymbolStore::resolveName(std::string_view name) const {

@@ -85,6 +85,8 @@ struct IndexedTu {
     /// Parallel to includedFiles: each file's content hash as the parse read it (0: unknown;
     /// missing entries count as 0). Becomes TuRecord::fileHashes.
     std::vector<uint64_t> includedHashes;
+    /// Every path the parse probed and did not find; becomes TuRecord::absentIds.
+    std::vector<std::string> absentPaths;
     std::vector<IndexedFile> files; ///< the files this TU extracted (main file + claimed headers)
     /// The indexing run this TU belongs to (see IndexedFile::priority); 0: no run, always written.
     uint64_t generation = 0;
@@ -96,6 +98,8 @@ struct StoreEdit {
     std::vector<std::string> removeFiles; ///< files to forget entirely (contents and record)
     /// Files whose contents were re-hashed and found unchanged: only the stamps are updated.
     std::vector<FileRecord> touchFiles;
+    /// Absent paths no TU refers to any more.
+    std::vector<std::string> removeAbsentPaths;
 };
 
 /// A symbol occurrence with the file that holds it.
@@ -177,6 +181,8 @@ public:
     std::optional<TuRecord> tu(const std::string& mainFile) const;
     /// Calls `fn` for every TU with its main file's path.
     void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
+    /// Calls `fn` for every entry of the table of absent paths (TuRecord::absentIds).
+    void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
 
     /// Symbols whose name matches `pattern` case-insensitively: exact matches first, then
     /// prefixes, then substrings; at most `limit` symbols (distinct USRs). A pattern containing

@@ -273,3 +273,66 @@ TEST_CASE("absolute paths are lexically normal whatever their spelling", "[compi
             CHECK(absolutePath(path, base) == reference(path, base));
         }
 }
+
+TEST_CASE("response files split as clang splits them", "[compile_db]") {
+    // Each expectation is what clang 16's driver made of the same text (clang -### @file).
+    CHECK(splitResponseFile(R"(-DA="x y" -DB=a\ b '-DC=q"r' "" -DD=\\e "-DE=1\"2" -DF=a"b c"d)") ==
+          std::vector<std::string>{"-DA=x y", "-DB=a b", "-DC=q\"r", "-DD=\\e", "-DE=1\"2",
+                                   "-DF=ab cd"});
+    CHECK(splitResponseFile("\xEF\xBB\xBF-I inc\n\n-DX\r\n") ==
+          std::vector<std::string>{"-I", "inc", "-DX"});
+}
+
+TEST_CASE("response files are expanded relative to the entry's directory, nested and quoted",
+          "[compile_db]") {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() / "flags");
+    writeFile(dir.path() / "a.cc", "int a;\n");
+    // clang 16's driver takes a relative name inside a response file relative to its working
+    // directory too, not to the response file's.
+    writeFile(dir.path() / "flags/top.rsp", "-DTOP \"-DSPACED=a b\" @flags/inner.rsp -Iinc");
+    writeFile(dir.path() / "flags/inner.rsp", "-DINNER @absent.rsp\n");
+    const std::string json = R"([{"directory": ")" + dir.path().string() +
+                             R"(", "file": "a.cc", "command": "c++ @flags/top.rsp -c a.cc"}])";
+    std::string error;
+    auto db = parseCompileDatabase(json, (dir.path() / "compile_commands.json").string(), &error);
+    REQUIRE(db);
+    REQUIRE(db->commands.size() == 1);
+    const std::vector<std::string> expected{"c++",     "-DTOP",       "-DSPACED=a b",
+                                            "-DINNER", "@absent.rsp", "-I" + (dir / "inc")};
+    CHECK(db->commands[0].arguments == expected);
+    const uint64_t before = db->commands[0].hash();
+
+    // The command hash covers what the response files hold.
+    writeFile(dir.path() / "flags/inner.rsp", "-DINNER=2\n");
+    db = parseCompileDatabase(json, (dir.path() / "compile_commands.json").string(), &error);
+    REQUIRE(db);
+    CHECK(db->commands[0].hash() != before);
+
+    // A response file that includes itself is an error of that entry.
+    writeFile(dir.path() / "flags/inner.rsp", "@flags/top.rsp\n");
+    db = parseCompileDatabase(json, (dir.path() / "compile_commands.json").string(), &error);
+    REQUIRE(db);
+    CHECK(db->commands.empty());
+    REQUIRE(db->warnings.size() == 1);
+    CHECK(db->warnings[0].find("recursive expansion of response file '" + (dir / "flags/top.rsp") +
+                               "'") != std::string::npos);
+}
+
+TEST_CASE("the command hash covers the environment clang reads for include paths", "[compile_db]") {
+    const char* inherited = std::getenv("CPLUS_INCLUDE_PATH");
+    const std::optional<std::string> saved =
+        inherited ? std::optional<std::string>(inherited) : std::nullopt;
+    REQUIRE(unsetenv("CPLUS_INCLUDE_PATH") == 0);
+    CompileCommand command;
+    command.directory = "/src";
+    command.arguments = {"c++", "-std=c++17"};
+    const uint64_t plain = command.hash();
+    REQUIRE(setenv("CPLUS_INCLUDE_PATH", "/opt/inc", 1) == 0);
+    const uint64_t withPath = command.hash();
+    REQUIRE(unsetenv("CPLUS_INCLUDE_PATH") == 0);
+    CHECK(withPath != plain);
+    CHECK(command.hash() == plain);
+    if (saved)
+        setenv("CPLUS_INCLUDE_PATH", saved->c_str(), 1);
+}

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <sys/stat.h>
 #include <thread>
 
@@ -216,7 +217,7 @@ TEST_CASE("an include of a FIFO or a device is refused, not read", "[isolation]"
     CHECK(tree.store->resolveName("afterZero").size() == 1);
 }
 
-TEST_CASE("in-process and worker parses store the same symbols", "[isolation]") {
+TEST_CASE("in-process and worker parses store the same symbols and dependencies", "[isolation]") {
     TempDir dir;
     test::copyFixture("golden", dir.path());
     test::writeCompileDb(dir.path(),
@@ -245,6 +246,20 @@ TEST_CASE("in-process and worker parses store the same symbols", "[isolation]") 
             lines.push_back(f.path + " refs " +
                             std::to_string(store->fileReferences(f.path)->size()));
         });
+        // What each TU depends on: the files it read and the paths it looked for in vain (the
+        // in-process parse records them through a thread-local recording, the worker through its
+        // memory file).
+        std::map<uint32_t, std::string> absent;
+        store->forEachAbsentPath(
+            [&](uint32_t id, const std::string& path) { absent.emplace(id, path); });
+        size_t absentPaths = 0;
+        store->forEachTu([&](const std::string& path, const TuRecord& tu) {
+            lines.push_back(path + " reads " + std::to_string(tu.fileIds.size()) + " files");
+            for (uint32_t id : tu.absentIds)
+                lines.push_back(path + " looked for " + absent.at(id));
+            absentPaths += tu.absentIds.size();
+        });
+        CHECK(absentPaths > 0);
         std::sort(lines.begin(), lines.end());
         for (const std::string& line : lines)
             dumps[mode] += line + "\n";

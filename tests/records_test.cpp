@@ -69,7 +69,15 @@ TEST_CASE("records round-trip", "[records]") {
     Reference ref{hash64(s.usr), {400000, 7}, kRoleCall | kRoleDynamic};
     CHECK(decodeReference(encodeReference(ref)) == ref);
 
-    FileRecord f{"/src/a b.cc", 0xfeedULL, -5, 1234, 7, 9};
+    FileRecord f;
+    f.path = "/src/a b.cc";
+    f.contentHash = 0xfeedULL;
+    f.mtimeNs = -5;
+    f.size = 1234;
+    f.ctimeNs = 1700000000123456789;
+    f.inode = 0xfffffffffULL;
+    f.symbolCount = 7;
+    f.referenceCount = 9;
     CHECK(decodeFileRecord(encodeFileRecord(f)) == f);
 
     TuRecord tu;
@@ -81,6 +89,7 @@ TEST_CASE("records round-trip", "[records]") {
     tu.firstError = "a.cc:1:2: error: x";
     tu.fileIds = {7, 1, 1000000};
     tu.fileHashes = {0x0123456789abcdefULL, 0, ~0ULL};
+    tu.absentIds = {3, 4, 900000, 4000000000u};
     CHECK(decodeTuRecord(encodeTuRecord(tu)) == tu);
 }
 
