@@ -82,10 +82,12 @@ dt_dump() { # STORE OUT: paths relative to the tree
 }
 
 # The reference: a fresh store $dt_work/clean, dumped to $dt_work/clean.dump. Parsed in-process
-# (--isolation none, a third of the time of a worker per TU): isolation does not change results.
+# (--isolation none, a third of the time of a worker per TU: isolation does not change results)
+# and on one thread, in rank order, so that it does not depend on timing.
 dt_clean_dump() {
     rm -rf "$dt_work/clean"
-    dt_index "$dt_work/clean" "$dt_work/clean-index.log" --isolation "${DIFF_CLEAN_ISOLATION:-none}"
+    dt_index "$dt_work/clean" "$dt_work/clean-index.log" --isolation "${DIFF_CLEAN_ISOLATION:-none}" \
+        --threads 1
     dt_dump "$dt_work/clean" "$dt_work/clean.dump"
 }
 

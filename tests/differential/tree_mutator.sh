@@ -22,9 +22,12 @@
 #   extra/h1.h                 shadows include/h1.h for an entry given -Iextra
 #   src/sN.cpp                 the sources
 # Lines a change may edit end in a marker: `// body`, `// decl` or `// macro`. An edit swaps one
-# word of a pool for another in such a line; words of equal length keep the size.
+# word of a pool for another in such a line; words of equal length keep the size. No edit but
+# header-body-error puts an error in a header's inline function body: whether such an error is
+# counted depends on whether the TU's libclang session skipped that body (it had parsed the
+# header for an earlier TU), so a clean index counts it by thread count and TU order.
 
-mt_all_kinds=(edit-body edit-decl edit-macro edit-keep-stamp add-header remove-header rename-header
+mt_all_kinds=(edit-body edit-decl edit-macro edit-keep-stamp header-body-error add-header remove-header rename-header
     add-source remove-source rename-source generated-header shadow-header retarget-symlink
     flag-define flag-include db-entry move-away-back)
 
@@ -62,7 +65,9 @@ int mode_b_alpha(); // decl
 #endif
 int decl_alpha(int value); // decl
 int decl_$w(int value); // decl
-inline int body_fn() { return decl_alpha(1) + CFG_VALUE; } // body
+int fixed_alpha();
+int fixed_gamma();
+inline int body_fn() { return fixed_alpha() + CFG_VALUE; } // body
 } // namespace h$2
 #define H$2_CALL(x) h$2::decl_$w(x) // macro
 H
@@ -158,17 +163,20 @@ mt_editable() { # MARKER: files holding a line that ends in it
 }
 mt_id_of() { local b=${1##*/}; b=${b%.*}; echo "${b:1}"; }
 
-# One word swap in a line with MARKER of FILE; SAME_SIZE=1 picks a word of equal length.
+# One word swap in a line with MARKER of FILE; SAME_SIZE=1 picks a word of equal length. In the
+# bodies of a header's inline functions only alpha and gamma swap (fixed_alpha, fixed_gamma): an
+# error there is the kind header-body-error's, not any edit's.
 mt_swap_word() { # FILE MARKER SAME_SIZE
-    local f=$mt_root/$1 lines words=() w old new candidates=()
+    local f=$mt_root/$1 lines words=() w old new candidates=() pool=("${mt_words[@]}")
+    [ "$2" = body ] && [[ $1 == *.h ]] && pool=(alpha gamma)
     mapfile -t lines < <(grep -nE -- "// $2\$" "$f" | cut -d: -f1)
     mt_pick_of "${lines[@]}" || return 1
     local n=$mt_pick text
     text=$(sed -n "${n}p" "$f")
-    for w in "${mt_words[@]}"; do [[ $text == *"$w"* ]] && words+=("$w"); done
+    for w in "${pool[@]}"; do [[ $text == *"$w"* ]] && words+=("$w"); done
     mt_pick_of "${words[@]}" || return 1
     old=$mt_pick
-    for w in "${mt_words[@]}"; do
+    for w in "${pool[@]}"; do
         [ "$w" != "$old" ] || continue
         [ "$3" = 1 ] && [ "${#w}" != "${#old}" ] && continue
         candidates+=("$w")
@@ -221,7 +229,7 @@ mt_toggle_flag() { # SOURCE FLAG [FRONT]
 
 mt_applicable() { # KIND
     case $1 in
-    remove-header | rename-header | shadow-header) [ -n "$(mt_headers)" ] ;;
+    remove-header | rename-header | shadow-header | header-body-error) [ -n "$(mt_headers)" ] ;;
     remove-source | rename-source | db-entry) [ -n "$(mt_sources)" ] ;;
     add-header | flag-define | flag-include) [ -n "$(mt_db_sources)" ] ;;
     *) true ;;
@@ -239,6 +247,18 @@ mt_mutate() { # KIND: sets mt_desc (and mt_then for move-away-back)
         mt_rand 3
         local markers=(body decl macro)
         mt_edit "${markers[$mt_r]}" 1
+        ;;
+    header-body-error)
+        mapfile -t list < <(mt_headers)
+        mt_pick_of "${list[@]}"
+        h=$mt_pick
+        if grep -q '// error$' "$mt_root/$h"; then
+            sed -i '/\/\/ error$/d' "$mt_root/$h"
+            mt_desc="delete the line broken_fn() { return undeclared_alpha; } from $h"
+        else
+            sed -i 's/^} \/\/ namespace h/inline int broken_fn() { return undeclared_alpha; } \/\/ error\n&/' "$mt_root/$h"
+            mt_desc="add the line broken_fn() { return undeclared_alpha; } (an error in an inline body) to $h"
+        fi
         ;;
     add-header)
         local id=$((mt_next_id++))
