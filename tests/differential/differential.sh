@@ -146,10 +146,12 @@ dt_status() {
 
 # Waits (bounded) until the daemon is idle with nothing queued and its store dumps as the clean
 # index does; gives up once it stayed idle for 2 s with a different dump, or after the limit.
-dt_daemon_converge() {
-    local start now idle_since=""
-    start=$(dt_now_ms)
-    sleep 0.3 # the watcher's event and the 50 ms debounce
+dt_daemon_converge() { # CHANGED_AT_MS
+    local start=$1 now idle_since=""
+    # The watcher's event and the 50 ms debounce: at least 300 ms after the change (the clean
+    # index ran meanwhile).
+    now=$(dt_now_ms)
+    [ $((now - start)) -ge 300 ] || sleep "0.$(printf '%03d' $((300 - (now - start))))"
     while :; do
         now=$(dt_now_ms)
         if ! dt_status; then
@@ -173,7 +175,8 @@ dt_daemon_converge() {
 # --- one check: the store after the change against a clean index of the tree as it is now.
 declare -A dt_checks dt_mismatches
 dt_check() { # KIND LABEL DESCRIPTION
-    local kind=$1 verdict=0
+    local kind=$1 verdict=0 t0
+    t0=$(dt_now_ms)
     dt_checks[$kind]=$((${dt_checks[$kind]:-0} + 1))
     dt_total_checks=$((dt_total_checks + 1))
     dt_clean_dump
@@ -181,11 +184,11 @@ dt_check() { # KIND LABEL DESCRIPTION
         dt_index "$dt_work/store" "$dt_work/index.log" && dt_dump "$dt_work/store" "$dt_work/store.dump" &&
             cmp -s "$dt_work/store.dump" "$dt_work/clean.dump" || verdict=1
     else
-        dt_daemon_converge || verdict=$?
+        dt_daemon_converge "$t0" || verdict=$?
         [ "$verdict" = 2 ] && exit 1
     fi
-    [ -n "$dt_verbose" ] && printf 'seed %s step %d %-17s %-6s %s\n' "$dt_seed" "$dt_step" "$2" \
-        "$([ "$verdict" = 0 ] && echo equal || echo DIFFERS)" "$3"
+    [ -n "$dt_verbose" ] && printf 'seed %s step %d %-17s %-7s %5d ms  %s\n' "$dt_seed" "$dt_step" \
+        "$2" "$([ "$verdict" = 0 ] && echo equal || echo DIFFERS)" $(($(dt_now_ms) - t0)) "$3"
     [ "$verdict" = 0 ] && return 0
     dt_mismatches[$kind]=$((${dt_mismatches[$kind]:-0} + 1))
     dt_total_mismatches=$((dt_total_mismatches + 1))

@@ -21,13 +21,14 @@
 #   include0/, src/            where a shadowing hN.h may appear (searched before include/)
 #   extra/h1.h                 shadows include/h1.h for an entry given -Iextra
 #   src/sN.cpp                 the sources
-# Lines a change may edit end in a marker: `// body`, `// decl` or `// macro`. An edit swaps one
+# Lines a change may edit end in a marker: `// body`, `// decl`, `// macro`, or `// define` (a
+# source's `#define PICK_<word>` before its includes, which common.h tests). An edit swaps one
 # word of a pool for another in such a line; words of equal length keep the size. No edit but
 # header-body-error puts an error in a header's inline function body: whether such an error is
 # counted depends on whether the TU's libclang session skipped that body (it had parsed the
 # header for an earlier TU), so a clean index counts it by thread count and TU order.
 
-mt_all_kinds=(edit-body edit-decl edit-macro edit-keep-stamp header-body-error add-header remove-header rename-header
+mt_all_kinds=(edit-body edit-decl edit-macro edit-keep-stamp source-define header-body-error add-header remove-header rename-header
     add-source remove-source rename-source generated-header shadow-header retarget-symlink
     flag-define flag-include db-entry move-away-back)
 
@@ -77,7 +78,7 @@ mt_write_source() { # ID HEADER_ID...
     local id=$1 h g=$(($1 % 3))
     shift
     {
-        echo '#define PICK_alpha 1 // macro'
+        echo '#define PICK_alpha 1 // define'
         echo '#include "common.h"'
         for h in "$@"; do echo "#include \"h$h.h\" // include"; done
         if [ $((id % 4)) = 3 ]; then
@@ -90,9 +91,11 @@ mt_write_source() { # ID HEADER_ID...
             echo "#include \"gen/g$g.h\""
             echo '#endif'
         fi
+        echo '#define LOCAL_CALL(x) own_alpha(x) // macro'
         echo "namespace s$id {"
         for h in "$@"; do echo "int use_h$h() { return H${h}_CALL(1) + h$h::body_fn(); } // body"; done
         echo 'int own_alpha(int v) { return v + COMMON_CALL(2); } // body'
+        echo 'int use_local() { return LOCAL_CALL(3); } // body'
         echo "} // namespace s$id"
     } >"$mt_root/src/s$id.cpp"
 }
@@ -148,9 +151,11 @@ H
     mt_write_source 3 1 3 4
     mt_write_source 4 4
     mt_write_source 5 1 2 4
+    # Every TU reads a header under the same macros until flag-define or source-define make them
+    # differ: which TU's view of a header the store keeps is then what those kinds test.
     local base="-Iinclude0 -Iinclude"
-    mt_db_flags=([src/s1.cpp]="$base -DMODE_A" [src/s2.cpp]="$base -DLEVEL=2" [src/s3.cpp]="$base"
-        [src/s4.cpp]="-Iextra $base" [src/s5.cpp]="$base -DPICK_gamma")
+    mt_db_flags=([src/s1.cpp]="$base" [src/s2.cpp]="$base" [src/s3.cpp]="$base"
+        [src/s4.cpp]="-Iextra $base" [src/s5.cpp]="$base")
     mt_write_db
 }
 
@@ -243,6 +248,7 @@ mt_mutate() { # KIND: sets mt_desc (and mt_then for move-away-back)
     edit-body) mt_edit body 0 ;;
     edit-decl) mt_edit decl 0 ;;
     edit-macro) mt_edit macro 0 ;;
+    source-define) mt_edit define 0 ;;
     edit-keep-stamp)
         mt_rand 3
         local markers=(body decl macro)
