@@ -11,7 +11,8 @@
 # judged on its own. Ends with a summary: checks and mismatches per kind. Exits 1 on a mismatch.
 #
 # Usage: differential.sh SYMDEX SYMDEXD [--seeds N[,N...]] [--steps N] [--mode cli|daemon]
-#                        [--kinds all|K[,K...]] [--skip K[,K...]] [--keep] [--verbose]
+#                        [--kinds all|K[,K...]] [--skip K[,K...]] [--first] [--keep] [--verbose]
+#   --first: stop at the first mismatch (to find a seed's failing step).
 # The kinds are tree_mutator.sh's mt_all_kinds. $DIFF_DAEMON_LIMIT_S bounds the wait for the
 # daemon to converge after a change (default 10 s).
 set -euo pipefail
@@ -28,7 +29,7 @@ usage() {
 dt_symdex=$(realpath "$1")
 dt_symdexd=$(realpath "$2")
 shift 2
-dt_seeds=1 dt_steps=50 dt_mode=cli dt_kinds=all dt_skip="" dt_keep="" dt_verbose=""
+dt_seeds=1 dt_steps=50 dt_mode=cli dt_kinds=all dt_skip="" dt_keep="" dt_verbose="" dt_first=""
 while [ $# -gt 0 ]; do
     case $1 in
     --seeds | --seed) dt_seeds=$2 && shift 2 ;;
@@ -37,6 +38,7 @@ while [ $# -gt 0 ]; do
     --kinds) dt_kinds=$2 && shift 2 ;;
     --skip) dt_skip=$2 && shift 2 ;;
     --keep) dt_keep=1 && shift ;;
+    --first) dt_first=1 && shift ;;
     --verbose) dt_verbose=1 && shift ;;
     *) echo "differential: unknown option '$1'" >&2 && usage ;;
     esac
@@ -248,6 +250,7 @@ dt_run_seed() { # SEED
             echo "step $dt_step $kind: $mt_then" >>"$dt_work/trace.txt"
             dt_check "$kind" "$kind/back" "$mt_then"
         fi
+        [ -n "$dt_first" ] && [ "$dt_total_mismatches" -gt 0 ] && break
     done
     [ -n "$dt_keep" ] && echo "differential: seed $dt_seed: the changes are in $dt_work/trace.txt"
     dt_daemon_stop
@@ -258,7 +261,10 @@ dt_run_seed() { # SEED
 dt_total_checks=0 dt_total_mismatches=0
 dt_start=$(dt_now_ms)
 IFS=, read -ra dt_seed_list <<<"$dt_seeds"
-for s in "${dt_seed_list[@]}"; do dt_run_seed "$s"; done
+for s in "${dt_seed_list[@]}"; do
+    dt_run_seed "$s"
+    [ -n "$dt_first" ] && [ "$dt_total_mismatches" -gt 0 ] && break
+done
 echo "differential ($dt_mode): seeds $dt_seeds, $dt_steps steps each, $dt_total_checks checks," \
     "$dt_total_mismatches mismatches ($(($(dt_now_ms) - dt_start)) ms); per kind (mismatches/checks):"
 for k in "${dt_enabled[@]}"; do
