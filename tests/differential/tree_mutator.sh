@@ -28,9 +28,9 @@
 # counted depends on whether the TU's libclang session skipped that body (it had parsed the
 # header for an earlier TU), so a clean index counts it by thread count and TU order.
 
-mt_all_kinds=(edit-body edit-decl edit-macro edit-keep-stamp source-define header-body-error add-header remove-header rename-header
-    add-source remove-source rename-source generated-header shadow-header retarget-symlink
-    flag-define flag-include db-entry move-away-back)
+mt_all_kinds=(edit-body edit-decl edit-macro edit-keep-stamp source-define header-body-error
+    add-header remove-header rename-header add-source remove-source rename-source generated-header
+    shadow-header retarget-symlink flag-define flag-include db-entry move-away-back)
 
 mt_words=(alpha gamma delta kappa sigma beta zeta iota lambda)
 
