@@ -64,7 +64,8 @@ private:
 
     int fd_;
     int64_t nextId_ = 1;
-    FrameReader reader_;
+    /// Answers are the daemon's own, so they get the generous client bound, not the request one.
+    FrameReader reader_{kMaxAnswerBytes, "answer"};
     std::deque<QJsonObject> notifications_;
 };
 

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 
 using namespace symdex;
@@ -57,7 +58,7 @@ TEST_CASE("framing: Content-Type and header case are accepted", "[protocol]") {
 }
 
 TEST_CASE("framing: broken streams are errors, not waits", "[protocol]") {
-    auto status = [](const QByteArray& bytes, size_t limit = kMaxMessageBytes) {
+    auto status = [](const QByteArray& bytes, size_t limit = kMaxRequestBytes) {
         FrameReader reader(limit);
         reader.append(bytes);
         QByteArray body;
@@ -75,6 +76,28 @@ TEST_CASE("framing: broken streams are errors, not waits", "[protocol]") {
     CHECK(status("Content-Length: 100\r\n\r\n", 100).first == FrameReader::Status::NeedMore);
     CHECK(status("Content-Length: 1").first == FrameReader::Status::NeedMore);
     CHECK(status(QByteArray(kMaxHeaderBytes + 1, 'x')).first == FrameReader::Status::Error);
+}
+
+TEST_CASE("framing: requests are limited to 16 MiB, answers a client reads to 1 GiB",
+          "[protocol]") {
+    const QByteArray json = "[" + QByteArray(20 << 20, ' ') + "]"; // a 20 MiB answer
+    auto read = [](FrameReader& reader, const QByteArray& bytes) {
+        reader.append(bytes);
+        QByteArray body;
+        std::string error;
+        const FrameReader::Status s = reader.next(&body, &error);
+        return std::make_tuple(s, body.size(), error);
+    };
+    FrameReader daemonSide;
+    CHECK(std::get<2>(read(daemonSide, frame(json))) ==
+          "message of 20971522 bytes exceeds the limit of 16777216 bytes");
+    FrameReader clientSide(kMaxAnswerBytes, "answer");
+    const auto [status, size, error] = read(clientSide, frame(json));
+    CHECK(status == FrameReader::Status::Message);
+    CHECK(size == json.size());
+    FrameReader corrupt(kMaxAnswerBytes, "answer");
+    CHECK(std::get<2>(read(corrupt, "Content-Length: 1073741825\r\n\r\n")) ==
+          "answer of 1073741825 bytes exceeds the limit of 1073741824 bytes");
 }
 
 TEST_CASE("framing: the header block is limited however it arrives", "[protocol]") {
