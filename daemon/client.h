@@ -34,6 +34,7 @@ public:
 
     /// Sends a request and waits for its answer; throws RpcFailure on an error answer, a closed
     /// connection or a timeout. Notifications arriving meanwhile are kept in notifications().
+    /// Every timeout here bounds silence: an answer still arriving is read to its end.
     QJsonValue call(const QString& method, const QJsonValue& params = QJsonObject{},
                     std::chrono::milliseconds timeout = std::chrono::seconds(60));
     /// The LSP handshake: initialize (with `capabilities`) then initialized.
