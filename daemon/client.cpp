@@ -91,7 +91,7 @@ bool RpcClient::readSome(std::chrono::milliseconds timeout) {
 }
 
 std::optional<QJsonObject> RpcClient::receive(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
+    auto deadline = Clock::now() + timeout;
     for (;;) {
         QByteArray body;
         std::string error;
@@ -105,6 +105,10 @@ std::optional<QJsonObject> RpcClient::receive(std::chrono::milliseconds timeout)
         }
         if (!readSome(remaining(deadline)))
             return std::nullopt;
+        // A message that has begun arriving is never cut off while it keeps coming: the timeout
+        // is for the daemon's silence, not for the length of its answer.
+        if (reader_.buffered() > 0)
+            deadline = std::max(deadline, Clock::now() + timeout);
     }
 }
 

@@ -34,6 +34,7 @@ public:
 
     /// Sends a request and waits for its answer; throws RpcFailure on an error answer, a closed
     /// connection or a timeout. Notifications arriving meanwhile are kept in notifications().
+    /// Every timeout here bounds silence: an answer still arriving is read to its end.
     QJsonValue call(const QString& method, const QJsonValue& params = QJsonObject{},
                     std::chrono::milliseconds timeout = std::chrono::seconds(60));
     /// The LSP handshake: initialize (with `capabilities`) then initialized.
@@ -64,7 +65,8 @@ private:
 
     int fd_;
     int64_t nextId_ = 1;
-    FrameReader reader_;
+    /// Answers are the daemon's own, so they get the generous client bound, not the request one.
+    FrameReader reader_{kMaxAnswerBytes, "answer"};
     std::deque<QJsonObject> notifications_;
 };
 

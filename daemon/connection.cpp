@@ -20,6 +20,7 @@ Connection::Connection(uint64_t id, QLocalSocket* socket, Server& server, Connec
     // Bounded: Qt stops reading from the kernel when full, and the client's writes then wait.
     socket_->setReadBufferSize(kSocketReadBuffer);
     connect(socket_, &QLocalSocket::readyRead, this, &Connection::pump);
+    connect(socket_, &QLocalSocket::bytesWritten, this, &Connection::written);
     connect(socket_, &QLocalSocket::disconnected, this, [this] { emit closed(id_); });
 }
 
@@ -31,14 +32,36 @@ Connection::~Connection() {
 void Connection::sendFramed(const QByteArray& bytes) {
     if (socket_->state() != QLocalSocket::ConnectedState)
         return;
-    socket_->write(bytes);
-    if (size_t(socket_->bytesToWrite()) > limits_.maxPendingWriteBytes) {
+    // Judged on what waits before this message, so that one answer, however large, always goes
+    // out; Qt hands it to the kernel in pieces as the socket drains.
+    const qint64 waiting = socket_->bytesToWrite();
+    const auto now = std::chrono::steady_clock::now();
+    if (waiting == 0) {
+        lastTaken_ = now;
+    } else if (size_t(waiting) > limits_.maxPendingWriteBytes &&
+               now - lastTaken_ > limits_.stallTimeout) {
         std::fprintf(
-            stderr, "symdexd: connection %llu left %lld reply bytes unread; disconnecting it\n",
-            static_cast<unsigned long long>(id_), static_cast<long long>(socket_->bytesToWrite()));
+            stderr,
+            "symdexd: connection %llu left %lld bytes unread and took none for %lld s; "
+            "disconnecting it\n",
+            static_cast<unsigned long long>(id_), static_cast<long long>(waiting),
+            static_cast<long long>(
+                std::chrono::duration_cast<std::chrono::seconds>(now - lastTaken_).count()));
         closing_ = true;
         socket_->abort();
+        return;
     }
+    socket_->write(bytes);
+}
+
+void Connection::written() {
+    lastTaken_ = std::chrono::steady_clock::now();
+    if (!writeBacklogged())
+        pump(); // reading may have paused for the client to catch up
+}
+
+bool Connection::writeBacklogged() const {
+    return size_t(socket_->bytesToWrite()) > limits_.pauseReadingAboveBytes;
 }
 
 void Connection::failFraming(const std::string& error) {
@@ -51,7 +74,7 @@ void Connection::failFraming(const std::string& error) {
 }
 
 void Connection::pump() {
-    while (!closing_ && inFlight_ < limits_.maxInFlight) {
+    while (!closing_ && inFlight_ < limits_.maxInFlight && !writeBacklogged()) {
         QByteArray body;
         std::string error;
         switch (reader_.next(&body, &error)) {

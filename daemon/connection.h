@@ -1,8 +1,10 @@
 // One client connection, on the Qt thread: reads frames, answers the lifecycle methods itself,
 // hands every other request to the query workers, and writes replies as they come back. Writes
-// never block: Qt buffers them, and a client that lets more than the limit pile up unread is
-// disconnected rather than allowed to hold memory. Reading stops while the client has too many
-// requests in flight, so one flooding client cannot fill the workers' queue.
+// never block: Qt buffers them, and an answer of any size is written whole. Reading stops while
+// the client has too many requests in flight, so one flooding client cannot fill the workers'
+// queue, and while it leaves replies unread, so a client that stops reading makes the daemon hold
+// at most the answers to the requests it already had in flight. Only a client that has taken
+// nothing for a long time while much waits for it is disconnected.
 #pragma once
 
 #include "daemon/positions.h"
@@ -13,6 +15,7 @@
 #include <QObject>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -27,8 +30,13 @@ struct ConnectionLimits {
     /// workers' queue is first come, first served: this bounds how many tasks of one flooding
     /// client a request of another can find ahead of it.
     size_t maxInFlight = 8;
-    /// Reply bytes a client may leave unread before it is disconnected.
+    /// Unwritten bytes above which no further request is read until the client takes some.
+    size_t pauseReadingAboveBytes = size_t(1) << 20;
+    /// A client with more than this unwritten is disconnected when another message is due for it,
+    /// if it has also taken nothing for `stallTimeout`. Answers are bounded by the pause above;
+    /// this bounds what else piles up (notifications of index runs) for a client gone silent.
     size_t maxPendingWriteBytes = size_t(64) << 20;
+    std::chrono::milliseconds stallTimeout = std::chrono::seconds(30);
 };
 
 class Connection : public QObject {
@@ -57,6 +65,9 @@ signals:
 
 private:
     void pump();
+    /// The client took bytes: the stall clock restarts, and reading may resume.
+    void written();
+    bool writeBacklogged() const;
     void handleBody(const QByteArray& body);
     void dispatch(Message&& message);
     bool handleLifecycle(Message& message);
@@ -71,6 +82,8 @@ private:
     Server& server_;
     const ConnectionLimits limits_;
     FrameReader reader_;
+    /// When the client last took bytes, or when bytes began to wait for it.
+    std::chrono::steady_clock::time_point lastTaken_ = std::chrono::steady_clock::now();
     bool closing_ = false;
     bool initialized_ = false;
     bool shutdown_ = false;

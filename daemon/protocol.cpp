@@ -70,8 +70,8 @@ bool FrameReader::parseHeader(qsizetype headerEnd, std::string* error) {
         return false;
     }
     if (*length > maxBody_) {
-        *error = "message of " + std::to_string(*length) + " bytes exceeds the limit of " +
-                 std::to_string(maxBody_) + " bytes";
+        *error = std::string(bodyName_) + " of " + std::to_string(*length) +
+                 " bytes exceeds the limit of " + std::to_string(maxBody_) + " bytes";
         return false;
     }
     bodyLength_ = *length;

@@ -16,9 +16,14 @@
 
 namespace symdex::daemon {
 
-/// The largest message body accepted (docs/protocol.md): a bigger Content-Length closes the
-/// connection, since skipping the body would mean trusting the rest of a broken stream.
-inline constexpr size_t kMaxMessageBytes = size_t(16) << 20;
+/// The largest request body the daemon accepts (docs/protocol.md): a bigger Content-Length closes
+/// the connection, since skipping the body would mean trusting the rest of a broken stream. It
+/// protects the daemon from what clients send; it says nothing about answers.
+inline constexpr size_t kMaxRequestBytes = size_t(16) << 20;
+/// The largest answer a client of symdexd accepts. Answers are legitimately large (the outline of
+/// a file of 100,000 functions is 23 MB of JSON); the bound only keeps a corrupt Content-Length
+/// from making the client allocate without end.
+inline constexpr size_t kMaxAnswerBytes = size_t(1) << 30;
 /// The largest header block; LSP headers are two short lines.
 inline constexpr size_t kMaxHeaderBytes = 8 << 10;
 
@@ -43,7 +48,9 @@ struct RpcError {
 /// Splits a byte stream into message bodies. Not thread-safe: one per connection.
 class FrameReader {
 public:
-    explicit FrameReader(size_t maxBodyBytes = kMaxMessageBytes) : maxBody_(maxBodyBytes) {}
+    /// `bodyName` names a body in the error about one over the limit ("message", "answer").
+    explicit FrameReader(size_t maxBodyBytes = kMaxRequestBytes, const char* bodyName = "message")
+        : maxBody_(maxBodyBytes), bodyName_(bodyName) {}
 
     enum class Status {
         NeedMore, ///< no complete message buffered
@@ -63,6 +70,7 @@ private:
     bool checkPartialHeader(std::string* error) const;
 
     size_t maxBody_;
+    const char* bodyName_;
     QByteArray buffer_;
     qsizetype headerLength_ = -1; ///< header bytes incl. the blank line, once parsed
     size_t bodyLength_ = 0;

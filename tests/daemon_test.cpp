@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <poll.h>
+#include <set>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -481,6 +482,64 @@ TEST_CASE("daemon: a client that never reads blocks no one", "[daemon]") {
     stalled.reset(); // the writer's send fails or finishes once the socket is gone
     writer.join();
     CHECK(client->call("symdex/status").toObject()["connections"].toInt() >= 1);
+}
+
+TEST_CASE("daemon: a client that stops reading gets no further requests read and loses no answer",
+          "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto status = daemon.client();
+    waitUntilIdle(*status);
+    auto slow = daemon.client();
+    const QJsonObject params{
+        {"textDocument",
+         QJsonObject{{"uri", QString::fromStdString(tree.uri("include/shapes.h"))}}}};
+    const QJsonValue expected = slow->call("textDocument/documentSymbol", params);
+    const size_t answerBytes = size_t(daemon::frameResult({1, {}}, expected).size());
+    // Ten times what the daemon buffers before it stops reading (1 MiB) plus what the sockets
+    // hold, so that answering everything unread could not pass for pausing.
+    const int requests = int((size_t(12) << 20) / answerBytes);
+    QByteArray flood;
+    for (int i = 0; i < requests; ++i)
+        flood +=
+            daemon::frame(daemon::makeRequest(1000 + i, "textDocument/documentSymbol", params));
+    const int before = status->call("symdex/status").toObject()["requestsAnswered"].toInt();
+    std::thread writer([&] { // blocks while the daemon reads nothing
+        try {
+            slow->sendRaw(flood);
+        } catch (const RpcFailure&) {
+        }
+    });
+    // Wait until the answered count stays put for a second: the daemon stopped reading.
+    int polls = 1, answered = -1;
+    for (auto stable = std::chrono::steady_clock::now();
+         std::chrono::steady_clock::now() - stable < 1s; std::this_thread::sleep_for(100ms)) {
+        const int now =
+            status->call("symdex/status").toObject()["requestsAnswered"].toInt() - before - polls;
+        ++polls;
+        if (now != answered)
+            stable = std::chrono::steady_clock::now();
+        answered = now;
+    }
+    INFO("answered " << answered << " of " << requests << " answers of " << answerBytes
+                     << " bytes while the client read nothing");
+    CHECK(answered < requests / 4);
+    // Every answer arrives, once each, when the client reads.
+    std::set<int64_t> ids;
+    int wrong = 0;
+    for (int i = 0; i < requests; ++i) {
+        std::optional<QJsonObject> answer = slow->receive(30s);
+        if (!answer)
+            break;
+        wrong += (*answer)["result"] != expected;
+        ids.insert((*answer)["id"].toInteger());
+    }
+    ::shutdown(slow->fd(), SHUT_RDWR); // wakes the writer if answers stopped coming
+    writer.join();
+    CHECK(wrong == 0);
+    CHECK(ids.size() == size_t(requests));
+    CHECK(*ids.begin() == 1000);
+    CHECK(*ids.rbegin() == 1000 + requests - 1);
 }
 
 TEST_CASE("daemon: 64 concurrent clients get exact answers", "[daemon]") {

@@ -1,5 +1,7 @@
 // The daemon's pure parts: LSP framing and JSON-RPC parsing, UTF-16 columns, the symbol under
-// the cursor, store records as JSON, and the socket directory checks.
+// the cursor, store records as JSON, the socket directory checks, and RpcClient against a
+// scripted server.
+#include "daemon/client.h"
 #include "daemon/positions.h"
 #include "daemon/protocol.h"
 #include "daemon/runtime_paths.h"
@@ -8,10 +10,16 @@
 #include "store/encoding.h"
 #include "test_util.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace symdex;
@@ -57,7 +65,7 @@ TEST_CASE("framing: Content-Type and header case are accepted", "[protocol]") {
 }
 
 TEST_CASE("framing: broken streams are errors, not waits", "[protocol]") {
-    auto status = [](const QByteArray& bytes, size_t limit = kMaxMessageBytes) {
+    auto status = [](const QByteArray& bytes, size_t limit = kMaxRequestBytes) {
         FrameReader reader(limit);
         reader.append(bytes);
         QByteArray body;
@@ -75,6 +83,76 @@ TEST_CASE("framing: broken streams are errors, not waits", "[protocol]") {
     CHECK(status("Content-Length: 100\r\n\r\n", 100).first == FrameReader::Status::NeedMore);
     CHECK(status("Content-Length: 1").first == FrameReader::Status::NeedMore);
     CHECK(status(QByteArray(kMaxHeaderBytes + 1, 'x')).first == FrameReader::Status::Error);
+}
+
+TEST_CASE("framing: requests are limited to 16 MiB, answers a client reads to 1 GiB",
+          "[protocol]") {
+    const QByteArray json = "[" + QByteArray(20 << 20, ' ') + "]"; // a 20 MiB answer
+    auto read = [](FrameReader& reader, const QByteArray& bytes) {
+        reader.append(bytes);
+        QByteArray body;
+        std::string error;
+        const FrameReader::Status s = reader.next(&body, &error);
+        return std::make_tuple(s, body.size(), error);
+    };
+    FrameReader daemonSide;
+    CHECK(std::get<2>(read(daemonSide, frame(json))) ==
+          "message of 20971522 bytes exceeds the limit of 16777216 bytes");
+    FrameReader clientSide(kMaxAnswerBytes, "answer");
+    const auto [status, size, error] = read(clientSide, frame(json));
+    CHECK(status == FrameReader::Status::Message);
+    CHECK(size == json.size());
+    FrameReader corrupt(kMaxAnswerBytes, "answer");
+    CHECK(std::get<2>(read(corrupt, "Content-Length: 1073741825\r\n\r\n")) ==
+          "answer of 1073741825 bytes exceeds the limit of 1073741824 bytes");
+}
+
+TEST_CASE("RpcClient: the timeout is for silence, not for the length of an answer", "[protocol]") {
+    // A server that answers the first request with a 2 MB answer dribbled over ~1.5 s: longer
+    // than the call's timeout, but never silent for long.
+    test::TempDir dir;
+    const std::string path = (dir.path() / "server.sock").string();
+    const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener, 1) == 0);
+    const QJsonArray answer = [] {
+        QJsonArray a;
+        for (int i = 0; i < 100000; ++i)
+            a.append(QString("item %1").arg(i));
+        return a;
+    }();
+    std::thread server([&] {
+        const int fd = ::accept(listener, nullptr, nullptr);
+        char request[4096];
+        (void)!::read(fd, request, sizeof request);
+        const QByteArray bytes = frame(makeResult(1, answer));
+        const qsizetype piece = bytes.size() / 15 + 1;
+        for (qsizetype at = 0; at < bytes.size(); at += piece) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            if (::send(fd, bytes.constData() + at, size_t(std::min(piece, bytes.size() - at)),
+                       MSG_NOSIGNAL) < 0)
+                break; // the client gave up
+        }
+        ::close(fd);
+    });
+    std::string error;
+    auto client = RpcClient::connect(path, &error);
+    REQUIRE(client);
+    QJsonValue result;
+    try {
+        result = client->call("slow/answer", QJsonObject{}, std::chrono::milliseconds(500));
+    } catch (const RpcFailure& e) {
+        FAIL_CHECK(e.what());
+    }
+    client.reset(); // a server still writing stops
+    server.join();
+    ::close(listener);
+    CHECK(result.toArray().size() == answer.size());
+    const bool sameAnswer = result.toArray() == answer;
+    CHECK(sameAnswer);
 }
 
 TEST_CASE("framing: the header block is limited however it arrives", "[protocol]") {
