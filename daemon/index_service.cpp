@@ -43,7 +43,8 @@ std::vector<std::string> includeDirectories(const CompileCommand& command) {
 
 std::vector<std::string> watchDirectories(const CompileDatabase& db,
                                           const std::vector<std::string>& indexedFiles,
-                                          size_t maxIncludeDirectories) {
+                                          size_t maxIncludeDirectories,
+                                          const std::vector<std::string>& absentPaths) {
     std::vector<std::string> out;
     std::unordered_set<std::string> seen;
     auto add = [&](std::string dir) {
@@ -64,6 +65,10 @@ std::vector<std::string> watchDirectories(const CompileDatabase& db,
                 add(std::move(dir));
     for (const std::string& file : indexedFiles)
         add(parent(file));
+    // Where a TU looked for a file and found none ("gen/version.h" in an include directory's
+    // existing subdirectory): the file appearing there makes that TU dirty.
+    for (const std::string& path : absentPaths)
+        add(parent(path));
     return out;
 }
 
@@ -197,14 +202,17 @@ IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trig
         std::lock_guard lock(mu_);
         current_ = nullptr;
     }
+    std::vector<std::string> absent;
     try {
         store_.forEachFile([&](uint32_t, const FileRecord& f) { report.files.push_back(f.path); });
+        store_.forEachAbsentPath(
+            [&](uint32_t, const std::string& path) { absent.push_back(path); });
     } catch (const std::exception& e) {
         if (report.error.empty())
             report.error = std::string("reading the store failed: ") + e.what();
     }
     if (db)
-        lastDirectories_ = watchDirectories(*db, report.files);
+        lastDirectories_ = watchDirectories(*db, report.files, 4096, absent);
     // An unreadable database (half written, say) keeps the directories watched until it is whole.
     report.directories = lastDirectories_;
     return report;

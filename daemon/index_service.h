@@ -75,11 +75,12 @@ std::vector<std::string> includeDirectories(const CompileCommand& command);
 
 /// The directories to watch for files that appear: those of every entry's main file (existing or
 /// not), then the include directories of the commands (at most `maxIncludeDirectories`), then the
-/// directories of `indexedFiles`; each once, in that order (the order of priority when inotify
-/// watches run short).
+/// directories of `indexedFiles`, then those of `absentPaths` (what TUs looked for in vain); each
+/// once, in that order (the order of priority when inotify watches run short).
 std::vector<std::string> watchDirectories(const CompileDatabase& db,
                                           const std::vector<std::string>& indexedFiles,
-                                          size_t maxIncludeDirectories = 4096);
+                                          size_t maxIncludeDirectories = 4096,
+                                          const std::vector<std::string>& absentPaths = {});
 
 class IndexService {
 public:
