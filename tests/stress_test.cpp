@@ -398,6 +398,8 @@ void readerLoop(const StressStore& s, VersionBoard& board, Failures& failures, i
             before = published();
             if (auto record = s.store->file(path)) {
                 const uint64_t v = uint64_t(record->mtimeNs);
+                // The owner's file id is the store's to assign (0 while the file is staged).
+                record->ownerFileId = 0;
                 if (v != 0 && *record == cache.get(f, v).file)
                     checkVersion(f, v, before, "file()");
                 else
@@ -678,7 +680,11 @@ TEST_CASE("store stress: W writers re-publish overlapping files while R readers 
         const IndexedFile expected = fileVersion(path, f, v);
         CHECK(s.store->fileSymbols(path) == expected.symbols);
         CHECK(s.store->fileReferences(path) == expected.references);
-        CHECK(s.store->file(path) == expected.file);
+        std::optional<FileRecord> record = s.store->file(path);
+        REQUIRE(record);
+        CHECK(record->ownerFileId != 0); // the TU that published it, once committed
+        record->ownerFileId = 0;
+        CHECK(record == expected.file);
         CHECK(s.store->occurrences(hash64(stableUsr(f))).size() == 1);
         size_t stale = 0;
         for (uint64_t old = 1; old < v; ++old)
@@ -698,7 +704,16 @@ TEST_CASE("store stress: W writers re-publish overlapping files while R readers 
         reference->publish(s.makeTu(t, versions));
     }
     reference->flush();
-    CHECK(dumpOf(*s.store, s.dir.path()) == dumpOf(*reference, s.dir.path()));
+    // Several TUs publish the same version of a shared file here, in an order the threads decide:
+    // which of them the store names as its owner is not what this test checks.
+    auto withoutOwners = [](std::string dump) {
+        for (size_t at = dump.find(" owner "); at != std::string::npos;
+             at = dump.find(" owner ", at))
+            dump.erase(at, dump.find('\n', at) - at);
+        return dump;
+    };
+    CHECK(withoutOwners(dumpOf(*s.store, s.dir.path())) ==
+          withoutOwners(dumpOf(*reference, s.dir.path())));
     const StoreStats got = s.store->stats(), want = reference->stats();
     CHECK(got.files == want.files);
     CHECK(got.tus == want.tus);
