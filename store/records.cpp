@@ -237,9 +237,10 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
         return std::nullopt;
     tu.absentIds.reserve(m);
     for (uint64_t i = 0, id = 0; i < m && !r.failed(); ++i) {
-        id += r.varint();
-        if (id > UINT32_MAX)
+        const uint64_t delta = r.varint();
+        if (delta > UINT32_MAX - id) // also keeps id from wrapping around
             return std::nullopt;
+        id += delta;
         tu.absentIds.push_back(uint32_t(id));
     }
     if (r.failed() || !r.atEnd())
