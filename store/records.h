@@ -137,8 +137,9 @@ struct TuRecord {
     TuStatus status = TuStatus::Ok;
     uint32_t errorCount = 0;
     uint32_t warningCount = 0;
-    uint32_t parseMillis = 0;      ///< wall time of the last parse, to schedule long TUs first
-    std::string firstError;        ///< "path:line:col: message" of the first error, if any
+    uint32_t parseMillis = 0; ///< wall time of the last parse (not used to schedule: ranks come
+                              ///< from the tree alone, docs/dependencies.md)
+    std::string firstError;   ///< "path:line:col: message" of the first error, if any
     std::vector<uint32_t> fileIds; ///< every file the TU read (main file first)
     /// Parallel to fileIds: the content hash of each file as this TU's parse read it (0:
     /// unknown). The up-to-date check compares a file with what *this* TU saw, not with the
