@@ -120,6 +120,8 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
         std::printf("  note: %s\n", s.isolationNote.c_str());
     std::printf("  TUs with errors: %zu, failed: %zu, crashed: %zu", s.tusWithErrors, s.tusFailed,
                 s.tusCrashed);
+    if (!s.headerErrors.empty())
+        std::printf("; headers with errors: %zu", s.headerErrors.size());
     if (s.tusRemoved || s.filesRemoved)
         std::printf("; removed: %zu TUs, %zu files", s.tusRemoved, s.filesRemoved);
     std::printf(
@@ -146,6 +148,16 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
         else if (!f.firstError.empty())
             std::printf(": %s", f.firstError.c_str());
         std::printf("\n");
+    }
+    shown = 0;
+    for (const TuFailure& f : s.headerErrors) {
+        if (shown++ == 10) {
+            std::printf("  ... and %zu more headers (symdex stats --errors lists them)\n",
+                        s.headerErrors.size() - 10);
+            break;
+        }
+        std::printf("  header %s: %u error%s; first: %s\n", displayPath(f.file).c_str(),
+                    f.errorCount, f.errorCount == 1 ? "" : "s", f.firstError.c_str());
     }
 }
 

@@ -13,10 +13,12 @@
 #include <QJsonArray>
 #include <QJsonObject>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace symdex::cli {
@@ -328,11 +330,21 @@ int runStats(const QStringList& args) {
     auto store = openStore(parser);
     const StoreStats st = store->stats();
     std::vector<std::pair<std::string, TuRecord>> failing;
-    if (parser.isSet("errors"))
+    std::vector<FileRecord> headers; // with errors in them, as their owner's parse saw them
+    if (parser.isSet("errors")) {
+        std::set<std::string> mainFiles;
         store->forEachTu([&](const std::string& path, const TuRecord& tu) {
+            mainFiles.insert(path);
             if (tu.status != TuStatus::Ok)
                 failing.emplace_back(path, tu);
         });
+        store->forEachFile([&](uint32_t, const FileRecord& file) {
+            if (file.errorCount > 0 && !mainFiles.contains(file.path))
+                headers.push_back(file);
+        });
+        std::sort(headers.begin(), headers.end(),
+                  [](const FileRecord& a, const FileRecord& b) { return a.path < b.path; });
+    }
     if (parser.isSet("json")) {
         QJsonObject o;
         o["store"] = qs(store->directory().string());
@@ -354,6 +366,12 @@ int runStats(const QStringList& args) {
                                           {"errors", int(tu.errorCount)},
                                           {"firstError", qs(tu.firstError)}});
             o["failingTus"] = errors;
+            QJsonArray headerErrors;
+            for (const FileRecord& f : headers)
+                headerErrors.append(QJsonObject{{"path", qs(f.path)},
+                                                {"errors", int(f.errorCount)},
+                                                {"firstError", qs(f.firstError)}});
+            o["headersWithErrors"] = headerErrors;
         }
         printJson(QJsonDocument(o));
         return kExitOk;
@@ -371,6 +389,9 @@ int runStats(const QStringList& args) {
         std::printf("%s: %s, %u errors%s%s\n", displayPath(path).c_str(),
                     std::string(tuStatusName(tu.status)).c_str(), tu.errorCount,
                     tu.firstError.empty() ? "" : "; first: ", tu.firstError.c_str());
+    for (const FileRecord& f : headers)
+        std::printf("%s: header, %u errors; first: %s\n", displayPath(f.path).c_str(), f.errorCount,
+                    f.firstError.c_str());
     return kExitOk;
 }
 

@@ -3,6 +3,7 @@
 #include "store/encoding.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
@@ -106,6 +107,21 @@ bool FileStamps::stillAbsent(const std::string& path) {
     const bool absent = ::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
     absent_.insert({path, absent});
     return absent;
+}
+
+std::string FileStamps::resolved(const std::string& path) {
+    {
+        decltype(resolved_)::const_accessor found;
+        if (resolved_.find(found, path))
+            return found->second;
+    }
+    std::string real;
+    if (char* r = ::realpath(path.c_str(), nullptr)) {
+        real = r;
+        std::free(r);
+    }
+    resolved_.insert({path, real});
+    return real;
 }
 
 } // namespace symdex

@@ -23,6 +23,9 @@ public:
     /// Whether nothing exists at `path` (stat fails with ENOENT or ENOTDIR), as when a parse
     /// probed it (TuRecord::absentIds). Each path is stat'ed at most once per run.
     bool stillAbsent(const std::string& path);
+    /// What `path` resolves to now, symlinks followed (realpath(3)); empty if nothing. Each path
+    /// is resolved at most once per run (TuRecord::aliases).
+    std::string resolved(const std::string& path);
 
 private:
     struct Entry {
@@ -32,6 +35,7 @@ private:
     };
     tbb::concurrent_hash_map<std::string, Entry> entries_;
     tbb::concurrent_hash_map<std::string, bool> absent_;
+    tbb::concurrent_hash_map<std::string, std::string> resolved_;
 };
 
 /// Reads and hashes a file; nullopt if it cannot be read.

@@ -171,11 +171,12 @@ struct Indexer::Run {
     std::vector<std::vector<std::string>> absent;    ///< IndexedTu::absentPaths
     std::vector<TuRecord> results;
     std::vector<char> parsed;
+    std::vector<std::vector<TuFailure>> headerErrors; ///< headers it extracted with errors
 
     Run(const CompileDatabase& database, unsigned threads, const SymbolStore& store)
         : db(database), n(database.commands.size()), arena(static_cast<int>(threads)),
           before(store), dirty(n, 0), rankOf(n, 0), included(n), extracted(n), absent(n),
-          results(n), parsed(n, 0) {}
+          results(n), parsed(n, 0), headerErrors(n) {}
 
     /// The TU of the store's owner of `path`, if that owner is in the database; nullopt otherwise.
     std::optional<size_t> storedOwner(const std::string& path) const {
@@ -304,6 +305,16 @@ bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const
             state->second.store(now, std::memory_order_relaxed);
         }
         if (now == 0)
+            return false;
+    }
+    // Every name the parse reached a file by through a symlink must still lead to that file.
+    for (const TuRecord::Alias& alias : tu.aliases) {
+        auto name = run.before.absent.find(alias.nameId);
+        auto file = alias.fileIndex < tu.fileIds.size()
+                        ? run.before.files.find(tu.fileIds[alias.fileIndex])
+                        : run.before.files.end();
+        if (name == run.before.absent.end() || file == run.before.files.end() ||
+            run.stamps.resolved(name->second) != file->second.path)
             return false;
     }
     // Every file must hold what this TU read when it was last parsed (TuRecord::fileHashes), and
@@ -536,6 +547,8 @@ std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
         if (!parsedWell(outcome.tu.record))
             claimer.release(rank);
         outcome.tu.absentPaths = std::move(outcome.absent);
+        outcome.tu.aliases.insert(outcome.tu.aliases.end(), outcome.links.begin(),
+                                  outcome.links.end());
         return std::move(outcome.tu);
     case WorkerOutcome::Cancelled:
         return std::nullopt;
@@ -567,14 +580,22 @@ void Indexer::parseAndPublish(Run& run, size_t i, Parser& parser, FileClaimer& c
         references += file.references.size();
         skipped += file.bodiesSkipped;
     }
+    std::sort(tu.aliases.begin(), tu.aliases.end());
+    tu.aliases.erase(std::unique(tu.aliases.begin(), tu.aliases.end()), tu.aliases.end());
     std::sort(tu.absentPaths.begin(), tu.absentPaths.end());
     tu.absentPaths.erase(std::unique(tu.absentPaths.begin(), tu.absentPaths.end()),
                          tu.absentPaths.end());
     run.included[i] = tu.includedFiles;
     run.extracted[i].clear();
-    for (const IndexedFile& file : tu.files)
+    for (const IndexedFile& file : tu.files) {
         run.extracted[i].push_back(file.file.path);
+        const FileRecord& f = file.file;
+        if (f.errorCount > 0 && f.path != tu.mainFile)
+            run.headerErrors[i].push_back({f.path, TuStatus::Errors, f.errorCount, f.firstError});
+    }
     run.absent[i] = tu.absentPaths;
+    for (const auto& [name, real] : tu.aliases)
+        run.absent[i].push_back(name);
     run.results[i] = tu.record;
     run.parsed[i] = 1;
     store_.publish(std::move(tu));
@@ -683,6 +704,8 @@ void Indexer::cleanUp(Run& run) {
             if (auto file = run.before.files.find(id); file != run.before.files.end())
                 live.insert(file->second.path);
         liveAbsentIds.insert(stored->second.absentIds.begin(), stored->second.absentIds.end());
+        for (const TuRecord::Alias& alias : stored->second.aliases)
+            liveAbsentIds.insert(alias.nameId);
     }
     StoreEdit cleanup;
     for (const auto& [id, record] : run.before.files)
@@ -722,6 +745,17 @@ void Indexer::summarize(Run& run) {
             summary.failures.push_back(
                 {run.db.commands[i].file, r.status, r.errorCount, r.firstError});
     }
+    // A header taken over, or extracted again by its owner's re-parse, counts once: as its
+    // lowest-ranked extractor (the owner) saw it.
+    std::map<std::string, std::pair<size_t, TuFailure>> headers;
+    for (size_t i = 0; i < run.n; ++i)
+        for (const TuFailure& f : run.headerErrors[i]) {
+            auto [it, inserted] = headers.try_emplace(f.file, run.rankOf[i], f);
+            if (!inserted && run.rankOf[i] < it->second.first)
+                it->second = {run.rankOf[i], f};
+        }
+    for (auto& [path, entry] : headers)
+        summary.headerErrors.push_back(std::move(entry.second));
     summary.cancelled = summary.tusParsed < run.order.size();
 }
 

@@ -121,7 +121,10 @@ struct IndexSummary {
     CommitStats commits;
     /// Lock acquisitions of the whole process during the run (other threads' queries included).
     LockTelemetry locks;
-    std::vector<TuFailure> failures;    ///< TUs with errors, failed or crashed, in database order
+    std::vector<TuFailure> failures; ///< TUs with errors, failed or crashed, in database order
+    /// Headers extracted in this run whose owner's parse had errors in them, by path (a TU's
+    /// counts are its main file's: docs/dependencies.md).
+    std::vector<TuFailure> headerErrors;
     std::vector<std::string> parsedTus; ///< main files of the TUs parsed, in database order
     bool cancelled = false;             ///< IndexOptions::cancel stopped the run early
     /// TUs were parsed in worker processes (Isolation::Process in effect).

@@ -93,9 +93,14 @@ void ParseWorker::takeReached(WorkerOutcome& outcome) {
     }
     for (size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos;
          begin = end + 1) {
-        if (text[begin] == '?')
+        if (text[begin] == '?') {
             outcome.absent.push_back(text.substr(begin + 1, end - begin - 1));
-        else
+        } else if (text[begin] == '@') {
+            const size_t tab = text.find('\t', begin);
+            if (tab != std::string::npos && tab < end)
+                outcome.links.emplace_back(text.substr(begin + 1, tab - begin - 1),
+                                           text.substr(tab + 1, end - tab - 1));
+        } else
             outcome.reached.push_back(text.substr(begin, end - begin));
     }
     if (ftruncate(reached_, 0) != 0) {

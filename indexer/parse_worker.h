@@ -56,6 +56,8 @@ struct WorkerOutcome {
     std::vector<std::string> reached;
     /// Every path the worker probed in vain while parsing (probe_log.h), in order, with repeats.
     std::vector<std::string> absent;
+    /// Symlinks the parse reached files through: (name, target), from "@name\ttarget" lines.
+    std::vector<std::pair<std::string, std::string>> links;
 };
 
 class ParseWorker {

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdarg>
+#include <cstdlib>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -16,7 +17,8 @@ namespace symdex {
 
 struct ProbeRecording::Sink {
     std::mutex mu;
-    std::vector<std::string> paths; // Requires mu
+    std::vector<std::string> paths;                         // Requires mu
+    std::vector<std::pair<std::string, std::string>> links; // Requires mu
 };
 
 namespace {
@@ -79,6 +81,37 @@ template <typename Function> Function next(const char* name) {
     return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
 }
 
+/// After a stat() or open() of `path` succeeded: if `path` itself is a symlink, notes it and
+/// where it leads now (the file the parse got). The C library's own lstat() and realpath(), not
+/// this module's. Keeps errno.
+void noteLink(const char* path) {
+    if (!path || !*path)
+        return;
+    const int fd = reportFd.load(std::memory_order_relaxed);
+    if (fd < 0 && armed.load(std::memory_order_relaxed) == 0)
+        return;
+    static const auto realLstat = next<int (*)(const char*, struct stat*)>("lstat");
+    static const auto realRealpath = next<char* (*)(const char*, char*)>("realpath");
+    const int error = errno;
+    struct stat st;
+    if (realLstat && realRealpath && realLstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        if (char* target = realRealpath(path, nullptr)) {
+            std::string name = absolute(path);
+            if (fd >= 0) {
+                const std::string line = "@" + name + "\t" + target + "\n";
+                (void)!::write(fd, line.data(), line.size());
+            } else if (std::shared_ptr<ProbeRecording::Sink> sink = threadNotes.bound.lock()) {
+                // Unbound threads' links are not kept: a parse's include lookups come after its
+                // first callback, which binds the thread.
+                std::lock_guard lock(sink->mu);
+                sink->links.emplace_back(std::move(name), target);
+            }
+            std::free(target);
+        }
+    }
+    errno = error;
+}
+
 using OpenFunction = int (*)(const char*, int, ...);
 
 int guardedOpen(OpenFunction real, const char* path, int flags, mode_t mode) {
@@ -115,6 +148,8 @@ int openAndNote(OpenFunction real, const char* path, int flags, mode_t mode) {
     }
     if (!(flags & O_CREAT))
         note(path, fd < 0);
+    if (fd >= 0 && (flags & O_ACCMODE) == O_RDONLY)
+        noteLink(path);
     return fd;
 }
 
@@ -145,6 +180,17 @@ void ProbeRecording::bindThisThread() {
     if (notes.epoch == armedEpoch.load(std::memory_order_relaxed))
         sink_->paths.insert(sink_->paths.end(), notes.pending.begin(), notes.pending.end());
     notes.pending.clear();
+}
+
+std::vector<std::pair<std::string, std::string>> ProbeRecording::takeLinks() {
+    std::vector<std::pair<std::string, std::string>> links;
+    {
+        std::lock_guard lock(sink_->mu);
+        links.swap(sink_->links);
+    }
+    std::sort(links.begin(), links.end());
+    links.erase(std::unique(links.begin(), links.end()), links.end());
+    return links;
 }
 
 std::vector<std::string> ProbeRecording::take() {
@@ -188,7 +234,7 @@ extern "C" int open64(const char* path, int flags, ...) {
     return symdex::openAndNote(real, path, flags, mode);
 }
 
-#define SYMDEX_NOTING_STAT(name, type)                                                             \
+#define SYMDEX_NOTING_STAT(name, type, follows)                                                    \
     extern "C" int name(const char* __restrict path, struct type* __restrict buf) noexcept {       \
         static const auto real = symdex::next<int (*)(const char*, struct type*)>(#name);          \
         if (!real) {                                                                               \
@@ -197,13 +243,15 @@ extern "C" int open64(const char* path, int flags, ...) {
         }                                                                                          \
         const int rc = real(path, buf);                                                            \
         note(path, rc != 0);                                                                       \
+        if (follows && rc == 0)                                                                    \
+            symdex::noteLink(path);                                                                \
         return rc;                                                                                 \
     }
 
-SYMDEX_NOTING_STAT(stat, stat)
-SYMDEX_NOTING_STAT(stat64, stat64)
-SYMDEX_NOTING_STAT(lstat, stat)
-SYMDEX_NOTING_STAT(lstat64, stat64)
+SYMDEX_NOTING_STAT(stat, stat, true)
+SYMDEX_NOTING_STAT(stat64, stat64, true)
+SYMDEX_NOTING_STAT(lstat, stat, false)
+SYMDEX_NOTING_STAT(lstat64, stat64, false)
 
 extern "C" int access(const char* path, int mode) noexcept {
     static const auto real = symdex::next<int (*)(const char*, int)>("access");

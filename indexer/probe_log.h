@@ -12,6 +12,10 @@
 // realpath()); glibc's own internal calls do not go through them.
 //
 // Where the notes go:
+// Besides, a successful open() or stat() of a path that is itself a symlink is noted with where
+// it led ("@name\ttarget\n" for the worker), so that a retargeted link makes the TU out of
+// date even when the file was reached by another name too (libclang keeps one name per file).
+//
 // - symdex-worker (reportProbesTo): appended to the worker's memory file as "?path\n" lines,
 //   beside the reached files (worker_protocol.h), from whichever thread probes.
 // - in-process parses (ProbeRecording): libclang parses on a thread of its own, created for each
@@ -23,6 +27,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace symdex {
@@ -41,6 +46,8 @@ public:
     void bindThisThread();
     /// The absent paths noted, absolute, sorted and without repeats. Call after the parse.
     std::vector<std::string> take();
+    /// The symlinks the parse opened or stat()ed files through, as (name, where it led then).
+    std::vector<std::pair<std::string, std::string>> takeLinks();
 
     struct Sink;
 

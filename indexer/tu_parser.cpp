@@ -170,9 +170,18 @@ public:
         // libclang's real path has symlinks and ".." resolved; the name as looked up may not
         // (".../x86_64-linux-gnu/12/../../../../include/c++/12/vector" through /lib -> usr/lib).
         state.path = String(clang_File_tryGetRealPathName(file)).str();
-        if (state.path.empty())
-            state.path = canonicalPath(
-                absolutePath(String(clang_getFileName(file)).c_str(), command_.directory));
+        const std::string spelled = String(clang_getFileName(file)).str();
+        if (state.path.empty()) {
+            state.path = canonicalPath(absolutePath(spelled, command_.directory));
+        } else if (!spelled.empty()) {
+            // Reached through a symlink (lexically, the name is not the real path): the TU
+            // depends on where the name leads, not only on the file it led to. The name is kept
+            // as spelled, since ".." after a symlink is not what it looks like lexically.
+            std::string name =
+                spelled.front() == '/' ? spelled : command_.directory + "/" + spelled;
+            if (absolutePath(name, "/") != state.path)
+                aliases_.emplace_back(std::move(name), state.path);
+        }
         if (!seenPaths_.contains(state.path)) {
             seenPaths_[state.path] = &state;
             includedFiles_.push_back(state.path);
@@ -291,19 +300,35 @@ public:
             uint16_t(info->role) | (info->kind == CXIdxEntityRef_Implicit ? kRoleImplicit : 0);
     }
 
+    /// A diagnostic counts in the file it is in: the main file's (and the command line's) in the
+    /// TU record, a header's in the header's record if this TU extracts it. A header's count
+    /// depends on which function bodies this parse's session skipped; its owner's does not
+    /// (header_claims.h), so only that one is kept.
     void diagnostics(CXDiagnosticSet set) {
         const unsigned n = clang_getNumDiagnosticsInSet(set);
         for (unsigned i = 0; i < n; ++i) {
             CXDiagnostic diag = clang_getDiagnosticInSet(set, i);
             CXDiagnosticSeverity severity = clang_getDiagnosticSeverity(diag);
-            if (severity >= CXDiagnostic_Error) {
-                if (record_.errorCount++ == 0)
-                    record_.firstError =
+            if (severity >= CXDiagnostic_Warning) {
+                CXFile file = nullptr;
+                clang_getExpansionLocation(clang_getDiagnosticLocation(diag), &file, nullptr,
+                                           nullptr, nullptr);
+                std::string path = file ? String(clang_File_tryGetRealPathName(file)).str() : "";
+                Diagnostics& counts =
+                    path.empty() || path == command_.file ? mainDiagnostics_ : byFile_[path];
+                if (severity == CXDiagnostic_Warning) {
+                    ++counts.warnings;
+                } else {
+                    std::string text =
                         String(clang_formatDiagnostic(diag, CXDiagnostic_DisplaySourceLocation |
                                                                 CXDiagnostic_DisplayColumn))
                             .str();
-            } else if (severity == CXDiagnostic_Warning) {
-                ++record_.warningCount;
+                    if (counts.errors++ == 0)
+                        counts.firstError = text;
+                    if (allDiagnostics_.errors++ == 0)
+                        allDiagnostics_.firstError = std::move(text);
+                }
+                allDiagnostics_.warnings += severity == CXDiagnostic_Warning;
             }
             clang_disposeDiagnostic(diag);
         }
@@ -338,6 +363,10 @@ public:
 
     /// A reason for a TU libclang gave up on without an error diagnostic to show for it.
     void explainFailure(int rc) {
+        // Nothing of it is extracted: every diagnostic is the TU's.
+        record_.errorCount = allDiagnostics_.errors;
+        record_.warningCount = allDiagnostics_.warnings;
+        record_.firstError = allDiagnostics_.firstError;
         if (record_.errorCount > 0 || !record_.firstError.empty())
             return;
         switch (rc) {
@@ -359,7 +388,13 @@ public:
     IndexedTu finish(TuStatus status, uint32_t parseMillis) {
         IndexedTu tu;
         tu.mainFile = command_.file;
+        if (status == TuStatus::Ok) {
+            record_.errorCount = mainDiagnostics_.errors;
+            record_.warningCount = mainDiagnostics_.warnings;
+            record_.firstError = mainDiagnostics_.firstError;
+        }
         tu.record = std::move(record_);
+        tu.aliases = std::move(aliases_);
         tu.record.commandHash = command_.hash();
         tu.record.status = status;
         tu.record.parseMillis = parseMillis;
@@ -378,6 +413,11 @@ public:
                 if (extracted.owner->load(std::memory_order_relaxed) != rank_)
                     continue; // taken over during the parse
                 FileRecord& record = extracted.file.file;
+                const Diagnostics& counts =
+                    record.path == command_.file ? mainDiagnostics_ : byFile_[record.path];
+                record.errorCount = counts.errors;
+                record.warningCount = counts.warnings;
+                record.firstError = counts.firstError;
                 const uint64_t seen = seenHash(record.path);
                 if (seen != record.contentHash) {
                     // Changed between the claim's stamp and the parse: store what was parsed,
@@ -563,6 +603,15 @@ private:
     std::unordered_map<std::string, FileState*> seenPaths_;
     std::vector<std::string> includedFiles_;
     std::unordered_map<std::string, uint64_t> seenHashes_; ///< path -> hash of the parsed buffer
+    std::vector<std::pair<std::string, std::string>> aliases_; ///< see IndexedTu::aliases
+    struct Diagnostics {
+        uint32_t errors = 0;
+        uint32_t warnings = 0;
+        std::string firstError;
+    };
+    Diagnostics mainDiagnostics_;                         ///< the main file's, and unplaced ones
+    std::unordered_map<std::string, Diagnostics> byFile_; ///< headers', by real path
+    Diagnostics allDiagnostics_;                          ///< all of them, for a failed parse
     TuRecord record_;
 };
 
@@ -667,6 +716,8 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     auto lock = extractor.holdExtractionLock();
     IndexedTu result = extractor.finish(status, uint32_t(millis.count()));
     result.absentPaths = probes.take();
+    for (auto& link : probes.takeLinks())
+        result.aliases.push_back(std::move(link));
     return result;
 }
 

@@ -148,6 +148,11 @@ std::string encodeIndexedTu(const IndexedTu& tu) {
         w.string(tu.includedFiles[i]);
         w.fixed64(i < tu.includedHashes.size() ? tu.includedHashes[i] : 0);
     }
+    w.varint(tu.aliases.size());
+    for (const auto& [name, real] : tu.aliases) {
+        w.string(name);
+        w.string(real);
+    }
     w.varint(tu.files.size());
     for (const IndexedFile& file : tu.files) {
         w.string(encodeFileRecord(file.file));
@@ -177,6 +182,13 @@ std::optional<IndexedTu> decodeIndexedTu(std::string_view bytes) {
     for (uint64_t i = 0; i < n && !r.failed(); ++i) {
         tu.includedFiles.emplace_back(r.string());
         tu.includedHashes.push_back(r.fixed64());
+    }
+    n = r.varint();
+    if (r.failed() || !plausibleCount(n, bytes))
+        return std::nullopt;
+    for (uint64_t i = 0; i < n && !r.failed(); ++i) {
+        std::string name(r.string());
+        tu.aliases.emplace_back(std::move(name), std::string(r.string()));
     }
     n = r.varint();
     if (r.failed() || !plausibleCount(n, bytes))

@@ -170,6 +170,9 @@ std::string encodeFileRecord(const FileRecord& f) {
     w.varint(f.symbolCount);
     w.varint(f.referenceCount);
     w.varint(f.ownerFileId);
+    w.varint(f.errorCount);
+    w.varint(f.warningCount);
+    w.string(f.firstError);
     return out;
 }
 
@@ -185,6 +188,9 @@ std::optional<FileRecord> decodeFileRecord(std::string_view bytes) {
     f.symbolCount = uint32_t(r.varint());
     f.referenceCount = uint32_t(r.varint());
     f.ownerFileId = uint32_t(r.varint());
+    f.errorCount = uint32_t(r.varint());
+    f.warningCount = uint32_t(r.varint());
+    f.firstError = r.string();
     if (r.failed() || !r.atEnd())
         return std::nullopt;
     return f;
@@ -208,6 +214,11 @@ std::string encodeTuRecord(const TuRecord& tu) {
     w.varint(tu.absentIds.size());
     for (size_t i = 0; i < tu.absentIds.size(); ++i)
         w.varint(tu.absentIds[i] - (i ? tu.absentIds[i - 1] : 0));
+    w.varint(tu.aliases.size());
+    for (const TuRecord::Alias& alias : tu.aliases) {
+        w.varint(alias.nameId);
+        w.varint(alias.fileIndex);
+    }
     return out;
 }
 
@@ -242,6 +253,17 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
             return std::nullopt;
         id += delta;
         tu.absentIds.push_back(uint32_t(id));
+    }
+    uint64_t k = r.varint();
+    if (r.failed() || k > bytes.size())
+        return std::nullopt;
+    tu.aliases.reserve(k);
+    for (uint64_t i = 0; i < k && !r.failed(); ++i) {
+        const uint64_t nameId = r.varint();
+        const uint64_t fileIndex = r.varint();
+        if (nameId > UINT32_MAX || fileIndex >= tu.fileIds.size())
+            return std::nullopt;
+        tu.aliases.push_back({uint32_t(nameId), uint32_t(fileIndex)});
     }
     if (r.failed() || !r.atEnd())
         return std::nullopt;

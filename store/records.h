@@ -11,7 +11,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 4;
+inline constexpr uint32_t kStoreFormatVersion = 5;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,
@@ -119,6 +119,12 @@ struct FileRecord {
     /// what it defined before the include), so the owner is part of what the contents depend on
     /// (docs/dependencies.md).
     uint32_t ownerFileId = 0;
+    /// The owner's parse's diagnostics located in this file. A diagnostic counts in the file it
+    /// is in, as its owner's parse saw it: another TU's libclang session may have skipped the
+    /// function bodies an error is in, so only the owner's count is the same in every run.
+    uint32_t errorCount = 0;
+    uint32_t warningCount = 0;
+    std::string firstError; ///< "path:line:col: message" of the first error, if any
     friend bool operator==(const FileRecord&, const FileRecord&) = default;
 };
 
@@ -149,6 +155,16 @@ struct TuRecord {
     /// the driver's probes), as ids of the store's table of absent paths: the TU is out of date
     /// once any of them exists.
     std::vector<uint32_t> absentIds;
+    /// Files the parse reached through a symlink: (id of the name it looked up, in the table of
+    /// absent paths, which interns every path a TU depends on by name; index into fileIds of the
+    /// file that name resolved to). The TU is out of date once the name resolves elsewhere (a
+    /// retargeted link) or nowhere.
+    struct Alias {
+        uint32_t nameId = 0;
+        uint32_t fileIndex = 0;
+        friend bool operator==(const Alias&, const Alias&) = default;
+    };
+    std::vector<Alias> aliases;
     friend bool operator==(const TuRecord&, const TuRecord&) = default;
 };
 

@@ -33,7 +33,11 @@ void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesyste
     for (const auto& [path, record] : files) {
         out << "file " << shown(path) << " hash " << std::hex << record.contentHash << std::dec
             << " symbols " << record.symbolCount << " references " << record.referenceCount
-            << " owner " << owner(record.ownerFileId) << "\n";
+            << " owner " << owner(record.ownerFileId);
+        if (record.errorCount || record.warningCount)
+            out << " diagnostics " << record.errorCount << " errors " << record.warningCount
+                << " warnings";
+        out << "\n";
         for (const Symbol& s : symbols[path])
             out << shown(path) << ":" << s.location.line << ":" << s.location.column << ": "
                 << kindDisplayName(s.kind, s.flags) << " " << s.qualifiedName

@@ -61,6 +61,7 @@ struct PendingTu {
     std::vector<std::string> includedFiles;
     std::vector<uint64_t> includedHashes; ///< parallel to includedFiles
     std::vector<std::string> absentPaths;
+    std::vector<std::pair<std::string, std::string>> aliases;
     std::vector<PendingFile> files;
 };
 

@@ -108,6 +108,7 @@ PendingTu encodeTu(IndexedTu tu) {
     pending.includedFiles = std::move(tu.includedFiles);
     pending.includedHashes = std::move(tu.includedHashes);
     pending.absentPaths = std::move(tu.absentPaths);
+    pending.aliases = std::move(tu.aliases);
     pending.files.reserve(tu.files.size());
     for (IndexedFile& file : tu.files)
         pending.files.push_back({encodeFile(file, pending.mainFile), 0});
@@ -159,6 +160,13 @@ public:
         std::sort(record.absentIds.begin(), record.absentIds.end());
         record.absentIds.erase(std::unique(record.absentIds.begin(), record.absentIds.end()),
                                record.absentIds.end());
+        record.aliases.clear();
+        for (const auto& [name, real] : tu.aliases) {
+            auto target = std::find(tu.includedFiles.begin(), tu.includedFiles.end(), real);
+            if (target != tu.includedFiles.end())
+                record.aliases.push_back(
+                    {absentId(name), uint32_t(target - tu.includedFiles.begin())});
+        }
         txn_.put(s_.tus, fileIdKey(record.fileIds.front()), encodeTuRecord(record));
     }
 

@@ -87,6 +87,9 @@ struct IndexedTu {
     std::vector<uint64_t> includedHashes;
     /// Every path the parse probed and did not find; becomes TuRecord::absentIds.
     std::vector<std::string> absentPaths;
+    /// Files reached through a symlink: (the name looked up, absolute but as spelled; the real
+    /// path it resolved to, one of includedFiles). Becomes TuRecord::aliases.
+    std::vector<std::pair<std::string, std::string>> aliases;
     std::vector<IndexedFile> files; ///< the files this TU extracted (main file + claimed headers)
     /// The indexing run this TU belongs to (see IndexedFile::priority); 0: no run, always written.
     uint64_t generation = 0;

@@ -205,3 +205,92 @@ TEST_CASE("editing a response file re-parses the TU that reads it", "[index][dep
     CHECK(tree.index().tusParsed == 0);
     CHECK(tree.dump() == tree.cleanDump());
 }
+
+TEST_CASE(
+    "retargeting an included symlink re-parses exactly the TUs that reached a file through it",
+    "[index][dependencies]") {
+    const std::string mode = GENERATE(std::string("worker"), std::string("in-process"));
+    INFO(mode);
+    Tree tree;
+    tree.isolation = isolationNamed(mode);
+    tree.flags.push_back("-Icurrent");
+    tree.sources = {"link.cpp", "both.cpp", "dir.cpp", "plain.cpp"};
+    tree.write("a.h", "#pragma once\nint target_a();\n");
+    tree.write("b.h", "#pragma once\nint target_b();\n");
+    tree.write("v1/ver.h", "#pragma once\nint version_one();\n");
+    tree.write("v2/ver.h", "#pragma once\nint version_two();\n");
+    std::filesystem::create_symlink("a.h", tree.dir / "cfg.h");
+    std::filesystem::create_directory_symlink("v1", tree.dir / "current");
+    tree.write("link.cpp", "#include \"cfg.h\"\nint link() { return 1; }\n");
+    // a.h by its own name first: libclang keeps that name for the file, not cfg.h.
+    tree.write("both.cpp", "#include \"a.h\"\n#include \"cfg.h\"\nint both() { return 2; }\n");
+    tree.write("dir.cpp", "#include \"ver.h\"\nint dir() { return 3; }\n");
+    tree.write("plain.cpp", "#include \"a.h\"\nint plain() { return 4; }\n");
+    REQUIRE(tree.index().tusParsed == 4);
+    REQUIRE(tree.index().tusParsed == 0);
+
+    std::filesystem::remove(tree.dir / "cfg.h");
+    std::filesystem::create_symlink("b.h", tree.dir / "cfg.h");
+    IndexSummary again = tree.index();
+    CHECK(tree.parsed(again) == std::vector<std::string>{"both.cpp", "link.cpp"});
+    CHECK(tree.store->resolveName("target_b").size() == 1);
+    CHECK(tree.dump() == tree.cleanDump());
+
+    std::filesystem::remove(tree.dir / "current");
+    std::filesystem::create_directory_symlink("v2", tree.dir / "current");
+    again = tree.index();
+    CHECK(tree.parsed(again) == std::vector<std::string>{"dir.cpp"});
+    CHECK(tree.store->resolveName("version_two").size() == 1);
+    CHECK(tree.store->resolveName("version_one").empty());
+    CHECK(tree.dump() == tree.cleanDump());
+
+    // The link moved away: the TUs that reached it fail to find it, and find it again.
+    std::filesystem::rename(tree.dir / "cfg.h", tree.dir / "cfg.away");
+    again = tree.index();
+    CHECK(tree.parsed(again) == std::vector<std::string>{"both.cpp", "link.cpp"});
+    std::filesystem::rename(tree.dir / "cfg.away", tree.dir / "cfg.h");
+    again = tree.index();
+    CHECK(tree.parsed(again) == std::vector<std::string>{"both.cpp", "link.cpp"});
+    CHECK(tree.index().tusParsed == 0);
+    CHECK(tree.dump() == tree.cleanDump());
+}
+
+TEST_CASE("a diagnostic counts in the file it is in, whichever TU's session skipped its body",
+          "[index][dependencies]") {
+    const std::string mode = GENERATE(std::string("worker"), std::string("in-process"));
+    INFO(mode);
+    Tree tree;
+    tree.isolation = isolationNamed(mode);
+    tree.sources = {"a.cpp", "b.cpp"};
+    tree.write("h.h", "#pragma once\ninline int broken() { return undeclared_alpha; }\n");
+    tree.write("a.cpp", "#include \"h.h\"\n// the larger main file: it ranks first, owns h.h\n"
+                        "int a() { return 1; }\n");
+    tree.write("b.cpp", "#include \"h.h\"\nint b() { return nope; }\n");
+    IndexSummary first = tree.index();
+    REQUIRE(first.tusParsed == 2);
+    // The header's error is the header's, as its owner (a.cpp, the larger main file) saw it.
+    REQUIRE(first.headerErrors.size() == 1);
+    CHECK(first.headerErrors[0].file == tree.dir / "h.h");
+    CHECK(first.headerErrors[0].firstError.find("h.h:2:30: error: use of undeclared identifier "
+                                                "'undeclared_alpha'") != std::string::npos);
+    auto a = tree.store->tu(tree.dir / "a.cpp");
+    auto b = tree.store->tu(tree.dir / "b.cpp");
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->status == TuStatus::Ok);
+    CHECK(a->errorCount == 0);
+    CHECK(b->status == TuStatus::Errors);
+    CHECK(b->errorCount == 1);
+    CHECK(b->firstError.find("b.cpp:2:18: error: use of undeclared identifier 'nope'") !=
+          std::string::npos);
+
+    // b.cpp alone is parsed again: its session now parses h.h's bodies, and still counts only
+    // its own error.
+    tree.write("b.cpp", "#include \"h.h\"\nint b() { return nope + 1; }\n");
+    IndexSummary again = tree.index();
+    CHECK(tree.parsed(again) == std::vector<std::string>{"b.cpp"});
+    CHECK(tree.store->tu(tree.dir / "b.cpp")->errorCount == 1);
+    CHECK(tree.dump() == tree.cleanDump());
+    CHECK(tree.dump().find("file h.h hash") != std::string::npos);
+    CHECK(tree.dump().find("owner a.cpp diagnostics 1 errors 0 warnings") != std::string::npos);
+}

@@ -78,6 +78,10 @@ TEST_CASE("records round-trip", "[records]") {
     f.inode = 0xfffffffffULL;
     f.symbolCount = 7;
     f.referenceCount = 9;
+    f.ownerFileId = 12;
+    f.errorCount = 3;
+    f.warningCount = 70000;
+    f.firstError = "/src/a b.cc:2:30: error: use of undeclared identifier 'x'";
     CHECK(decodeFileRecord(encodeFileRecord(f)) == f);
 
     TuRecord tu;
@@ -90,7 +94,13 @@ TEST_CASE("records round-trip", "[records]") {
     tu.fileIds = {7, 1, 1000000};
     tu.fileHashes = {0x0123456789abcdefULL, 0, ~0ULL};
     tu.absentIds = {3, 4, 900000, 4000000000u};
+    tu.aliases = {{5, 2}, {4000000001u, 0}};
     CHECK(decodeTuRecord(encodeTuRecord(tu)) == tu);
+
+    // An alias must name one of the TU's files.
+    TuRecord bad = tu;
+    bad.aliases = {{5, 3}};
+    CHECK_FALSE(decodeTuRecord(encodeTuRecord(bad)));
 }
 
 TEST_CASE("corrupt records decode to nothing", "[records]") {

@@ -92,6 +92,32 @@ rp_retarget_symlink() {
     index
 }
 
+# The same, when the TU also includes the link's target by its own name (one file entry, two
+# names; the name libclang keeps for it is the first one looked up).
+rp_retarget_symlink_both_names() {
+    printf '#pragma once\nint target_a();\n' >a.h
+    printf '#pragma once\nint target_b();\n' >b.h
+    ln -s a.h cfg.h
+    printf '#include "a.h"\n#include "cfg.h"\nint use() { return 1; }\n' >a.cpp
+    db a.cpp:
+    index
+    ln -sfn b.h cfg.h
+    index
+}
+
+# An include directory that is a symlink is retargeted (a branch of generated headers, say).
+rp_retarget_symlinked_directory() {
+    mkdir -p v1 v2
+    printf '#pragma once\nint version_one();\n' >v1/cfg.h
+    printf '#pragma once\nint version_two();\n' >v2/cfg.h
+    ln -s v1 current
+    printf '#include "cfg.h"\nint use() { return 1; }\n' >a.cpp
+    db a.cpp:-Icurrent
+    index
+    ln -sfn v2 current
+    index
+}
+
 # Issue 2: a header's records follow the flags of the TU that owns (extracted) it.
 rp_owner_flags() {
     printf '#pragma once\n#ifdef MODE_A\nint mode_a_fn();\n#else\nint mode_b_fn();\n#endif\n' >h.h

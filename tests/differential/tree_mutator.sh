@@ -241,7 +241,7 @@ mt_applicable() { # KIND
     esac
 }
 
-mt_mutate() { # KIND: sets mt_desc (and mt_then for move-away-back)
+mt_mutate() { # KIND: sets mt_desc (and mt_then for a file or link moved away, to move it back)
     local kind=$1 list ids=() h s
     mt_desc="" mt_then=""
     case $kind in
@@ -364,9 +364,18 @@ mt_mutate() { # KIND: sets mt_desc (and mt_then for move-away-back)
         fi
         ;;
     retarget-symlink)
-        mt_rand 2
+        mt_rand 3
         local link target
-        if [ "$mt_r" = 0 ]; then
+        if [ "$mt_r" = 2 ]; then
+            # The link itself moves away (the TU re-parses with "file not found") and back.
+            local away=$mt_root/../away
+            mkdir -p "$away"
+            mv "$mt_root/include/cfg.h" "$away/link"
+            mt_desc="mv include/cfg.h (the symlink) away"
+            mt_then="mv <away> include/cfg.h"
+            mt_then_cmd=(mv "$away/link" "$mt_root/include/cfg.h")
+            return 0
+        elif [ "$mt_r" = 0 ]; then
             link=include/cfg.h
             target=$(readlink "$mt_root/$link" 2>/dev/null || echo variants/cfg_b.h)
             [ "$target" = variants/cfg_a.h ] && target=variants/cfg_b.h || target=variants/cfg_a.h
@@ -424,8 +433,7 @@ mt_mutate() { # KIND: sets mt_desc (and mt_then for move-away-back)
         mt_write_db
         ;;
     move-away-back)
-        # Not the symlink include/cfg.h: a TU records the target it read, not the name it looked
-        # up, so moving or retargeting the link is the retarget-symlink class, still waiting.
+        # Not the symlink include/cfg.h: moving it away and back is a retarget-symlink change.
         mapfile -t list < <(
             mt_headers
             mt_sources
