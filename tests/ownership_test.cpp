@@ -138,3 +138,31 @@ TEST_CASE("a header is extracted again when its owner's flags change or its owne
         CHECK(tree.dump() == tree.clean());
     }
 }
+
+TEST_CASE("a run interrupted after the owner left the database leaves no header without an owner",
+          "[index][ownership]") {
+    const Isolation mode = GENERATE(Isolation::Process, Isolation::InProcess);
+    Tree tree(mode);
+    // The same contents whoever extracts it (LevelDB's headers are so): only the owner moves.
+    test::writeFile(tree.dir / "h.h", "void shared_fn();\n");
+    test::writeFile(tree.dir / "a.cpp", kBigA);
+    test::writeFile(tree.dir / "b.cpp", kSmallB);
+    writeDb(tree.dir.path(), {{"a.cpp", {}}, {"b.cpp", {}}});
+    tree.index();
+    REQUIRE(tree.dump() == tree.clean());
+
+    writeDb(tree.dir.path(), {{"b.cpp", {}}});
+    std::string error;
+    auto db = loadCompileDatabase(tree.dir.path().string(), &error);
+    REQUIRE(db);
+    std::atomic<bool> cancel{true}; // as symdexd's SIGTERM does, before the owner is re-parsed
+    IndexOptions options;
+    options.threads = 2;
+    options.isolation = tree.isolation;
+    options.cancel = &cancel;
+    Indexer(*tree.store, options).run(*db);
+
+    tree.index();
+    CHECK(tree.dump() == tree.clean());
+    CHECK(tree.dump().find("owner -") == std::string::npos);
+}
