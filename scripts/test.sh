@@ -10,6 +10,13 @@ jobs=$(nproc)
 
 section() { printf '\n=== %s\n' "$*"; }
 
+section "formatting: every C++ file as .clang-format says"
+# clang-format 14, Debian's (scripts/install-deps.sh); a drifted file fails the run.
+mapfile -t sources < <(cd "$root" && git ls-files '*.cpp' '*.h')
+(cd "$root" && clang-format --dry-run --Werror "${sources[@]}") ||
+  { echo "test.sh: run clang-format -i on the files above" >&2; exit 1; }
+echo "${#sources[@]} files formatted"
+
 section "build and test (RelWithDebInfo)"
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 (cd "$root/build" && ctest -j"$jobs" --output-on-failure)
