@@ -61,7 +61,7 @@ BenchResult runBenchmark(const BenchOptions& options, const CompileDatabase& db)
         std::fprintf(stderr, "bench: reference index of %zu TUs (unmeasured)...\n",
                      db.commands.size());
     SymdexRunSetup setup;
-    setup.executable = options.symdexExecutable;
+    setup.executable = options.benchExecutable;
     setup.database = db.path;
     setup.storeDirectory = options.outDirectory / "run-store";
     setup.namesFile = options.outDirectory / "names.txt";

@@ -16,9 +16,11 @@
 namespace symdex::bench {
 
 struct BenchOptions {
-    /// The symdex binary each measured run executes as `symdex bench-run` (the CLI passes its
-    /// own /proc/self/exe).
+    /// The symdex binary the reference index runs (`symdex index`).
     std::string symdexExecutable;
+    /// The program each measured run executes as `symdex-bench bench-run` (symdex-bench passes
+    /// its own /proc/self/exe).
+    std::string benchExecutable;
     /// Thread counts to measure, in order.
     std::vector<unsigned> threadCounts{1, 2};
     /// symdex's lock modes to measure.

@@ -1,4 +1,4 @@
-// The child side of a symdex benchmark run (`symdex bench-run`): one cold index into a fresh
+// The child side of a symdex benchmark run (`symdex-bench bench-run`): one cold index into a fresh
 // store while a query client looks names up at a fixed rate, or the same lookups against the
 // finished store left idle. The parent (symdex_run.h) times the process; this side reports what
 // only the process itself can see: its index counters, lock telemetry and client-side latency.

@@ -63,7 +63,7 @@ struct RunRecord {
 std::string configLabel(const std::string& config);
 bool isSymdexConfig(const std::string& config);
 
-/// JSON forms, as results.json holds them and as `symdex bench-run` reports to the parent.
+/// JSON forms, as results.json holds them and as `symdex-bench bench-run` reports to the parent.
 QJsonObject latencyToJson(const LatencyFigures& latency);
 LatencyFigures latencyFromJson(const QJsonObject& json);
 QJsonObject symdexFiguresToJson(const SymdexFigures& figures);

@@ -19,11 +19,11 @@ QJsonObject runForJson(const std::vector<std::string>& argv, const std::filesyst
     std::string output;
     *exit = runToCompletion(argv, options, &output);
     if (!exit->succeeded())
-        throw std::runtime_error("symdex bench-run: " + exit->describe());
+        throw std::runtime_error("symdex-bench bench-run: " + exit->describe());
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(output), &error);
     if (!doc.isObject())
-        throw std::runtime_error("symdex bench-run printed no JSON object: " +
+        throw std::runtime_error("symdex-bench bench-run printed no JSON object: " +
                                  error.errorString().toStdString());
     return doc.object();
 }

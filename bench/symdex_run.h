@@ -1,4 +1,4 @@
-// The parent side of a symdex benchmark run: a cold index in a child process (`symdex
+// The parent side of a symdex benchmark run: a cold index in a child process (`symdex-bench
 // bench-run`), timed from outside like every peer (the bench's clock for wall, wait4's rusage for
 // user and sys over all of the child's threads), then the idle-store lookups in a second child,
 // and the checks that the run indexed every TU.
@@ -21,7 +21,7 @@ struct ExpectedStore {
 };
 
 struct SymdexRunSetup {
-    /// The symdex binary to run as `symdex bench-run`.
+    /// The program to run as `symdex-bench bench-run`.
     std::string executable;
     /// The compile database, as -p takes it.
     std::string database;

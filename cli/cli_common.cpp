@@ -1,11 +1,28 @@
 #include "cli/cli_common.h"
 
 #include "indexer/indexer.h"
+#include "store/lmdb.h"
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
 
 namespace symdex::cli {
+
+int runGuarded(const char* name, const std::function<int()>& run) {
+    try {
+        return run();
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "symdex %s: %s\n", name, e.message.c_str());
+        return kExitUsage;
+    } catch (const StoreError& e) {
+        std::fprintf(stderr, "symdex %s: %s\n", name, e.what());
+        return kExitUsage;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "symdex %s: internal error: %s\n", name, e.what());
+        return kExitUsage;
+    }
+}
 
 bool parseCommandLine(QCommandLineParser& parser, const QStringList& args, const char* summary) {
     parser.setApplicationDescription(QString::fromUtf8(summary));

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,10 @@ struct Command {
     const char* summary;
     int (*run)(const QStringList& args);
 };
+
+/// Runs a command, mapping what it throws to an exit code with a message "symdex NAME: ..." on
+/// stderr: UsageError and StoreError are the user's input (kExitUsage).
+int runGuarded(const char* name, const std::function<int()>& run);
 
 /// Parses `args` (args[0] is "symdex COMMAND") with `parser`, which gets --help added; prints help
 /// and returns false-with-exit-0 when asked. Throws UsageError on a bad option.

@@ -1,11 +1,9 @@
 #include "cli/commands.h"
 
 #include "cli/cli_common.h"
-#include "store/lmdb.h"
 
 #include <cstdio>
 #include <cstring>
-#include <exception>
 
 namespace symdex::cli {
 
@@ -21,7 +19,6 @@ const Command kCommands[] = {
     {"lsp", "language server on stdio for editors (bridges to symdexd)", runLsp},
     {"dump", "everything in the store, canonically ordered (to diff stores)", runDump},
     {"bench", "thread-scaling benchmark: time, CPU, locks, query latency", runBench},
-    {"bench-run", nullptr, runBenchRun}, // internal: one run of `bench`, in a child process
 };
 
 void printUsage(FILE* out) {
@@ -56,18 +53,7 @@ int runCli(int argc, char** argv) {
         QStringList args{QString("symdex ") + c.name};
         for (int i = 2; i < argc; ++i)
             args << QString::fromLocal8Bit(argv[i]);
-        try {
-            return c.run(args);
-        } catch (const UsageError& e) {
-            std::fprintf(stderr, "symdex %s: %s\n", c.name, e.message.c_str());
-            return kExitUsage;
-        } catch (const StoreError& e) {
-            std::fprintf(stderr, "symdex %s: %s\n", c.name, e.what());
-            return kExitUsage;
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "symdex %s: internal error: %s\n", c.name, e.what());
-            return kExitUsage;
-        }
+        return runGuarded(c.name, [&] { return c.run(args); });
     }
     std::fprintf(stderr, "symdex: unknown command '%s'\n\n", name);
     printUsage(stderr);

@@ -14,8 +14,9 @@ int runSymbols(const QStringList& args);
 int runStats(const QStringList& args);
 int runLsp(const QStringList& args);
 int runDump(const QStringList& args);
+/// Runs symdex-bench (beside this binary) with the arguments: the benchmark is a program of its
+/// own, so that symdex does not link the chart's Qt Gui and Svg.
 int runBench(const QStringList& args);
-int runBenchRun(const QStringList& args);
 
 /// Entry point of the `symdex` binary.
 int runCli(int argc, char** argv);

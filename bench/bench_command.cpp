@@ -1,20 +1,27 @@
-// `symdex bench` and its internal child `symdex bench-run`: option parsing only. The benchmark
-// itself (runs, peers, statistics, report, chart, synthetic trees) lives in bench/.
+// The `symdex-bench` program (`symdex bench` runs it) and its internal child `symdex-bench
+// bench-run`: option parsing only. The benchmark itself (runs, peers, statistics, report, chart,
+// synthetic trees) is the rest of bench/. A program of its own so that symdex and symdexd do not
+// link Qt Gui and Svg for the chart.
+#include "bench/bench_command.h"
+
 #include "bench/bench_runner.h"
 #include "bench/chart.h"
 #include "bench/index_measurement.h"
 #include "bench/peer.h"
 #include "bench/synthetic_tree.h"
 #include "cli/cli_common.h"
-#include "cli/commands.h"
 
 #include <QJsonObject>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <unistd.h>
 
-namespace symdex::cli {
+namespace symdex::bench {
+
+using namespace symdex::cli;
 
 namespace {
 
@@ -99,7 +106,12 @@ void addBenchOptions(QCommandLineParser& parser) {
 
 bench::BenchOptions benchOptions(const QCommandLineParser& parser) {
     bench::BenchOptions o;
-    o.symdexExecutable = std::filesystem::read_symlink("/proc/self/exe").string();
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+    o.benchExecutable = self.string();
+    o.symdexExecutable = (self.parent_path() / "symdex").string();
+    if (access(o.symdexExecutable.c_str(), X_OK) != 0)
+        throw UsageError{"symdex-bench needs the symdex binary beside it: no " +
+                         o.symdexExecutable};
     if (parser.isSet("threads"))
         o.threadCounts = parseList<unsigned>(parser.value("threads"), "threads", parseThreadCount);
     if (parser.isSet("lock-mode"))
@@ -139,8 +151,6 @@ CompileDatabase benchDatabase(const QCommandLineParser& parser, const bench::Ben
         throw UsageError{loadError};
     return std::move(*db);
 }
-
-} // namespace
 
 int runBench(const QStringList& args) {
     QCommandLineParser parser;
@@ -182,8 +192,8 @@ int runBench(const QStringList& args) {
     return allOk ? kExitOk : kExitNotFound;
 }
 
-/// `symdex bench-run` (internal): one measured cold index, or with --idle the lookups against the
-/// finished store; JSON on stdout for the parent.
+/// `symdex-bench bench-run` (internal): one measured cold index, or with --idle the lookups against
+/// the finished store; JSON on stdout for the parent.
 int runBenchRun(const QStringList& args) {
     QCommandLineParser parser;
     addDatabaseOption(parser);
@@ -219,4 +229,15 @@ int runBenchRun(const QStringList& args) {
     return kExitOk;
 }
 
-} // namespace symdex::cli
+} // namespace
+
+int runBenchProgram(int argc, char** argv) {
+    const bool child = argc > 1 && std::strcmp(argv[1], "bench-run") == 0;
+    QStringList args{QString(child ? "symdex-bench bench-run" : "symdex bench")};
+    for (int i = child ? 2 : 1; i < argc; ++i)
+        args << QString::fromLocal8Bit(argv[i]);
+    return runGuarded(child ? "bench-run" : "bench",
+                      [&] { return child ? runBenchRun(args) : runBench(args); });
+}
+
+} // namespace symdex::bench
