@@ -80,23 +80,24 @@ private:
     std::optional<std::pair<int, sched_param>> previous_;
 };
 
-/// What the store held when the run started.
-struct StoreSnapshot {
+/// What the store held when the run started, read from one snapshot.
+struct StoredState {
     std::unordered_map<uint32_t, FileRecord> files;
     std::unordered_map<std::string, uint64_t> hashes; ///< path -> content hash
     std::unordered_map<std::string, TuRecord> tus;    ///< main file -> record
     std::unordered_map<std::string, uint32_t> ids;    ///< path -> file id
     std::unordered_map<uint32_t, std::string> absent; ///< TuRecord::absentIds -> path
 
-    explicit StoreSnapshot(const SymbolStore& store) {
-        store.forEachAbsentPath(
+    explicit StoredState(const SymbolStore& store) {
+        const StoreSnapshot snapshot = store.snapshot();
+        snapshot.forEachAbsentPath(
             [&](uint32_t id, const std::string& path) { absent.emplace(id, path); });
-        store.forEachFile([&](uint32_t id, const FileRecord& record) {
+        snapshot.forEachFile([&](uint32_t id, const FileRecord& record) {
             hashes.emplace(record.path, record.contentHash);
             ids.emplace(record.path, id);
             files.emplace(id, record);
         });
-        store.forEachTu(
+        snapshot.forEachTu(
             [&](const std::string& path, const TuRecord& record) { tus.emplace(path, record); });
     }
 };
@@ -148,10 +149,10 @@ struct Indexer::Run {
     tbb::task_arena arena;
     const std::thread::id caller = std::this_thread::get_id();
     FileStamps stamps;
-    const StoreSnapshot before;
+    const StoredState before;
     IndexSummary summary;
 
-    /// StoreSnapshot::absent id -> 1 still absent, 0 exists now, -1 not looked at yet (phase 1):
+    /// StoredState::absent id -> 1 still absent, 0 exists now, -1 not looked at yet (phase 1):
     /// a path is checked once however many TUs looked for it, without hashing it each time.
     std::unordered_map<uint32_t, std::atomic<int8_t>> absentNow;
     std::vector<char> dirty;                    ///< [tu]: out of date (phase 1)

@@ -209,22 +209,30 @@ std::shared_lock<CountedSharedMutex> globalReadLock(const SymbolStore::Impl& s) 
     return {};
 }
 
-/// What one query reads: the files staged in the overlay, taken first, then an LMDB snapshot
-/// taken after. A file staged at the first step shadows its committed rows; a file committed and
-/// unstaged before the first step is in the snapshot. Either way each file is seen whole.
-class QueryView {
+} // namespace
+
+/// What a snapshot reads: the files staged in the overlay, taken first, then an LMDB read
+/// transaction taken after. A file staged at the first step shadows its committed rows; a file
+/// committed and unstaged before the first step is in the transaction. Either way each file is
+/// seen whole, and every query of the snapshot sees the same files.
+class StoreSnapshot::View {
 public:
-    explicit QueryView(const SymbolStore::Impl& s)
-        : global_(globalReadLock(s)), staged_(s.overlay.staged()), read_(s.beginRead()),
+    explicit View(const SymbolStore::Impl& s)
+        : s_(s), global_(globalReadLock(s)), staged_(s.overlay.staged()), read_(s.beginRead()),
           reader_(s, read_.txn) {
         for (const auto& file : staged_)
-            stagedPaths_.insert(file->record.path);
+            stagedByPath_.emplace(file->record.path, file.get());
     }
 
+    const SymbolStore::Impl& store() const { return s_; }
     SnapshotReader& reader() { return reader_; }
     const lmdb::Txn& txn() const { return read_.txn; }
     const std::vector<std::shared_ptr<const EncodedFile>>& staged() const { return staged_; }
-    bool isStaged(const std::string& path) const { return stagedPaths_.count(path) != 0; }
+    /// The staged contents of `path`, if it was staged when the snapshot was taken.
+    const EncodedFile* stagedFile(const std::string& path) const {
+        auto it = stagedByPath_.find(path);
+        return it == stagedByPath_.end() ? nullptr : it->second;
+    }
 
     /// Whether the committed rows of file `id` are replaced by staged contents.
     bool shadowed(uint32_t id) {
@@ -232,18 +240,21 @@ public:
             return false;
         auto [it, inserted] = shadowed_.try_emplace(id, false);
         if (inserted)
-            it->second = isStaged(reader_.path(id));
+            it->second = stagedFile(reader_.path(id)) != nullptr;
         return it->second;
     }
 
 private:
+    const SymbolStore::Impl& s_;
     std::shared_lock<CountedSharedMutex> global_;
     std::vector<std::shared_ptr<const EncodedFile>> staged_;
-    std::unordered_set<std::string> stagedPaths_;
+    std::unordered_map<std::string, const EncodedFile*> stagedByPath_;
     SymbolStore::Impl::ReadTxn read_;
     SnapshotReader reader_;
     std::unordered_map<uint32_t, bool> shadowed_;
 };
+
+namespace {
 
 Symbol stagedSymbol(const EncodedFile& file, uint32_t seq) {
     std::optional<Symbol> symbol = decodeSymbol(file.symbols[seq].value);
@@ -445,30 +456,26 @@ CountedSharedMutex& SymbolStore::globalLock() const {
     return impl_->globalMu;
 }
 
-std::optional<FileRecord> SymbolStore::file(const std::string& path) const {
-    auto global = globalReadLock(*impl_);
-    if (auto staged = impl_->overlay.find(path))
+std::optional<FileRecord> StoreSnapshot::file(const std::string& path) const {
+    if (const EncodedFile* staged = view_->stagedFile(path))
         return staged->record;
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
-    uint32_t id = reader.fileId(path);
+    uint32_t id = view_->reader().fileId(path);
     if (!id)
         return std::nullopt;
-    auto bytes = read.txn.get(impl_->files, fileIdKey(id));
+    auto bytes = view_->txn().get(view_->store().files, fileIdKey(id));
     return bytes ? decodeFileRecord(*bytes) : std::nullopt;
 }
 
-void SymbolStore::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
-    QueryView view(*impl_);
+void StoreSnapshot::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
     std::unordered_map<std::string, const EncodedFile*> staged;
-    for (const auto& file : view.staged())
+    for (const auto& file : view_->staged())
         staged.emplace(file->record.path, file.get());
-    lmdb::Cursor cursor(view.txn(), impl_->files);
+    lmdb::Cursor cursor(view_->txn(), view_->store().files);
     std::string_view k, v;
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
         auto record = decodeFileRecord(v);
         if (!record)
-            throw damagedStore(impl_->options.directory, "corrupt file record");
+            throw damagedStore(view_->store().options.directory, "corrupt file record");
         auto it = staged.find(record->path);
         if (it == staged.end()) {
             fn(uint32_t(readBigEndian(k, 4)), *record);
@@ -481,48 +488,41 @@ void SymbolStore::forEachFile(const std::function<void(uint32_t, const FileRecor
         fn(0, file->record); // not committed yet: no id
 }
 
-std::optional<TuRecord> SymbolStore::tu(const std::string& mainFile) const {
-    auto global = globalReadLock(*impl_);
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
-    uint32_t id = reader.fileId(mainFile);
+std::optional<TuRecord> StoreSnapshot::tu(const std::string& mainFile) const {
+    uint32_t id = view_->reader().fileId(mainFile);
     if (!id)
         return std::nullopt;
-    auto bytes = read.txn.get(impl_->tus, fileIdKey(id));
+    auto bytes = view_->txn().get(view_->store().tus, fileIdKey(id));
     return bytes ? decodeTuRecord(*bytes) : std::nullopt;
 }
 
-void SymbolStore::forEachTu(
+void StoreSnapshot::forEachTu(
     const std::function<void(const std::string&, const TuRecord&)>& fn) const {
-    auto global = globalReadLock(*impl_);
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
-    lmdb::Cursor cursor(read.txn, impl_->tus);
+    SnapshotReader& reader = view_->reader();
+    lmdb::Cursor cursor(view_->txn(), view_->store().tus);
     std::string_view k, v;
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
         auto record = decodeTuRecord(v);
         if (!record)
-            throw damagedStore(impl_->options.directory, "corrupt translation unit record");
+            throw damagedStore(view_->store().options.directory, "corrupt translation unit record");
         fn(reader.path(uint32_t(readBigEndian(k, 4))), *record);
     }
 }
 
-void SymbolStore::forEachAbsentPath(
+void StoreSnapshot::forEachAbsentPath(
     const std::function<void(uint32_t, const std::string&)>& fn) const {
-    auto global = globalReadLock(*impl_);
-    auto read = impl_->beginRead();
-    lmdb::Cursor cursor(read.txn, impl_->absent);
+    lmdb::Cursor cursor(view_->txn(), view_->store().absent);
     std::string_view k, v;
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
         fn(uint32_t(readBigEndian(k, 4)), std::string(v));
 }
 
-std::vector<uint64_t> SymbolStore::resolveName(std::string_view name) const {
+std::vector<uint64_t> StoreSnapshot::resolveName(std::string_view name) const {
     while (name.starts_with("::"))
         name.remove_prefix(2);
     const std::string_view last = lastComponent(name);
     const bool qualified = last.size() != name.size();
-    QueryView view(*impl_);
+    View& view = *view_;
     SnapshotReader& reader = view.reader();
 
     struct Candidate {
@@ -563,8 +563,8 @@ std::vector<uint64_t> SymbolStore::resolveName(std::string_view name) const {
     return exact.empty() ? collect(false) : exact;
 }
 
-std::vector<SymbolHit> SymbolStore::occurrences(uint64_t usrHash) const {
-    QueryView view(*impl_);
+std::vector<SymbolHit> StoreSnapshot::occurrences(uint64_t usrHash) const {
+    View& view = *view_;
     SnapshotReader& reader = view.reader();
     std::vector<SymbolHit> hits;
     reader.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
@@ -582,8 +582,8 @@ std::vector<SymbolHit> SymbolStore::occurrences(uint64_t usrHash) const {
     return hits;
 }
 
-std::vector<ReferenceHit> SymbolStore::references(uint64_t usrHash) const {
-    QueryView view(*impl_);
+std::vector<ReferenceHit> StoreSnapshot::references(uint64_t usrHash) const {
+    View& view = *view_;
     SnapshotReader& reader = view.reader();
     std::vector<ReferenceHit> hits;
     reader.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
@@ -601,35 +601,29 @@ std::vector<ReferenceHit> SymbolStore::references(uint64_t usrHash) const {
     return hits;
 }
 
-std::optional<std::vector<Symbol>> SymbolStore::fileSymbols(const std::string& path) const {
-    auto global = globalReadLock(*impl_);
-    if (auto staged = impl_->overlay.find(path)) {
+std::optional<std::vector<Symbol>> StoreSnapshot::fileSymbols(const std::string& path) const {
+    if (const EncodedFile* staged = view_->stagedFile(path)) {
         std::vector<Symbol> symbols;
         symbols.reserve(staged->symbols.size());
         for (uint32_t seq = 0; seq < staged->symbols.size(); ++seq)
             symbols.push_back(stagedSymbol(*staged, seq));
         return symbols;
     }
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
-    return reader.fileRows<Symbol>(path, impl_->symbols, decodeSymbol);
+    return view_->reader().fileRows<Symbol>(path, view_->store().symbols, decodeSymbol);
 }
 
-std::optional<std::vector<Reference>> SymbolStore::fileReferences(const std::string& path) const {
-    auto global = globalReadLock(*impl_);
-    if (auto staged = impl_->overlay.find(path)) {
+std::optional<std::vector<Reference>> StoreSnapshot::fileReferences(const std::string& path) const {
+    if (const EncodedFile* staged = view_->stagedFile(path)) {
         std::vector<Reference> refs;
         refs.reserve(staged->references.size());
         for (uint32_t seq = 0; seq < staged->references.size(); ++seq)
             refs.push_back(stagedReference(*staged, seq));
         return refs;
     }
-    auto read = impl_->beginRead();
-    SnapshotReader reader(*impl_, read.txn);
-    return reader.fileRows<Reference>(path, impl_->refs, decodeReference);
+    return view_->reader().fileRows<Reference>(path, view_->store().refs, decodeReference);
 }
 
-std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t limit,
+std::vector<NameMatch> StoreSnapshot::findSymbols(std::string_view pattern, size_t limit,
                                                 bool subsequence) const {
     while (pattern.starts_with("::"))
         pattern.remove_prefix(2);
@@ -640,7 +634,7 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
     if (needle.empty())
         return {};
 
-    QueryView view(*impl_);
+    View& view = *view_;
     SnapshotReader& reader = view.reader();
 
     // Rank the distinct name keys first (cheap: keys only), then expand them in rank order.
@@ -657,7 +651,7 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
             keys[3].emplace_back(k);
     };
     {
-        lmdb::Cursor cursor(view.txn(), impl_->names);
+        lmdb::Cursor cursor(view.txn(), view_->store().names);
         std::string_view k, v;
         for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT_NODUP, k, v))
             classify(k);
@@ -718,34 +712,93 @@ std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t
     return matches;
 }
 
-StoreStats SymbolStore::stats() const {
-    auto global = globalReadLock(*impl_);
-    auto read = impl_->beginRead();
+StoreStats StoreSnapshot::stats() const {
+    const lmdb::Txn& txn = view_->txn();
     StoreStats st;
     st.formatVersion = kStoreFormatVersion;
-    st.files = read.txn.entries(impl_->files);
-    st.tus = read.txn.entries(impl_->tus);
-    st.symbols = read.txn.entries(impl_->symbols);
-    st.references = read.txn.entries(impl_->refs);
+    st.files = txn.entries(view_->store().files);
+    st.tus = txn.entries(view_->store().tus);
+    st.symbols = txn.entries(view_->store().symbols);
+    st.references = txn.entries(view_->store().refs);
     {
-        lmdb::Cursor cursor(read.txn, impl_->names);
+        lmdb::Cursor cursor(txn, view_->store().names);
         std::string_view k, v;
         for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT_NODUP, k, v))
             ++st.distinctNames;
     }
-    lmdb::Cursor cursor(read.txn, impl_->tus);
+    lmdb::Cursor cursor(txn, view_->store().tus);
     std::string_view k, v;
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
         auto record = decodeTuRecord(v);
         if (!record)
-            throw damagedStore(impl_->options.directory, "corrupt translation unit record");
+            throw damagedStore(view_->store().options.directory, "corrupt translation unit record");
         st.tusWithErrors += record->status == TuStatus::Errors;
         st.tusFailed += record->status == TuStatus::Failed || record->status == TuStatus::Crashed;
     }
-    st.mapSize = impl_->env.mapSize();
+    st.mapSize = view_->store().env.mapSize();
     std::error_code ec;
-    st.diskBytes = std::filesystem::file_size(impl_->options.directory / "data.mdb", ec);
+    st.diskBytes = std::filesystem::file_size(view_->store().options.directory / "data.mdb", ec);
     return st;
+}
+
+StoreSnapshot::StoreSnapshot(std::unique_ptr<View> view) : view_(std::move(view)) {}
+StoreSnapshot::StoreSnapshot(StoreSnapshot&&) noexcept = default;
+StoreSnapshot& StoreSnapshot::operator=(StoreSnapshot&&) noexcept = default;
+StoreSnapshot::~StoreSnapshot() = default;
+
+StoreSnapshot SymbolStore::snapshot() const {
+    return StoreSnapshot(std::make_unique<StoreSnapshot::View>(*impl_));
+}
+
+std::optional<FileRecord> SymbolStore::file(const std::string& path) const {
+    return snapshot().file(path);
+}
+
+void SymbolStore::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
+    snapshot().forEachFile(fn);
+}
+
+std::optional<TuRecord> SymbolStore::tu(const std::string& mainFile) const {
+    return snapshot().tu(mainFile);
+}
+
+void SymbolStore::forEachTu(
+    const std::function<void(const std::string&, const TuRecord&)>& fn) const {
+    snapshot().forEachTu(fn);
+}
+
+void SymbolStore::forEachAbsentPath(
+    const std::function<void(uint32_t, const std::string&)>& fn) const {
+    snapshot().forEachAbsentPath(fn);
+}
+
+std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t limit,
+                                                bool subsequence) const {
+    return snapshot().findSymbols(pattern, limit, subsequence);
+}
+
+std::vector<uint64_t> SymbolStore::resolveName(std::string_view name) const {
+    return snapshot().resolveName(name);
+}
+
+std::vector<SymbolHit> SymbolStore::occurrences(uint64_t usrHash) const {
+    return snapshot().occurrences(usrHash);
+}
+
+std::vector<ReferenceHit> SymbolStore::references(uint64_t usrHash) const {
+    return snapshot().references(usrHash);
+}
+
+std::optional<std::vector<Symbol>> SymbolStore::fileSymbols(const std::string& path) const {
+    return snapshot().fileSymbols(path);
+}
+
+std::optional<std::vector<Reference>> SymbolStore::fileReferences(const std::string& path) const {
+    return snapshot().fileReferences(path);
+}
+
+StoreStats SymbolStore::stats() const {
+    return snapshot().stats();
 }
 
 } // namespace symdex

@@ -146,6 +146,55 @@ struct CommitStats {
     double commitSeconds = 0; ///< time spent inside write transactions
 };
 
+/// One consistent view of the store: the files staged in the overlay and one LMDB read
+/// transaction, taken together once (SymbolStore::snapshot). Every query on it sees the same
+/// state, so a request that asks several questions (the symbol under the cursor, then its
+/// definition) gets answers that agree, and pays for one transaction. It never waits for the
+/// writer. Use it on one thread at a time and for one request: while it lives it pins the pages
+/// it sees and keeps the map from being resized (the writer waits to grow it), and in
+/// LockMode::Global it holds the store-wide lock shared.
+class StoreSnapshot {
+public:
+    StoreSnapshot(StoreSnapshot&&) noexcept;
+    StoreSnapshot& operator=(StoreSnapshot&&) noexcept;
+    ~StoreSnapshot();
+
+    std::optional<FileRecord> file(const std::string& path) const;
+    /// Calls `fn` for every file record with its id (0 for a file staged and never committed).
+    void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const;
+    std::optional<TuRecord> tu(const std::string& mainFile) const;
+    /// Calls `fn` for every TU with its main file's path.
+    void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
+    /// Calls `fn` for every entry of the table of absent paths (TuRecord::absentIds).
+    void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
+
+    /// Symbols whose name matches `pattern` case-insensitively: exact matches first, then
+    /// prefixes, then substrings; at most `limit` symbols (distinct USRs). A pattern containing
+    /// "::" is matched against the qualified name's tail. With `subsequence`, names holding the
+    /// pattern's characters in order ("dbimpl" in "DBImplTest") come last (fuzzy search).
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
+                                       bool subsequence = false) const;
+    /// USR hashes of the symbols named exactly `name` ("Open", "DB::Open", "leveldb::DB::Open");
+    /// case-sensitive, falling back to case-insensitive when nothing matches.
+    std::vector<uint64_t> resolveName(std::string_view name) const;
+    /// All declarations and definitions of a symbol, sorted by path and position.
+    std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
+    /// All references to a symbol, sorted by path and position.
+    std::vector<ReferenceHit> references(uint64_t usrHash) const;
+    /// The declarations in one file, in source order; nullopt if the file is unknown.
+    std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
+    /// The references in one file, in source order; nullopt if the file is unknown.
+    std::optional<std::vector<Reference>> fileReferences(const std::string& path) const;
+    StoreStats stats() const;
+
+    class View;
+
+private:
+    friend class SymbolStore;
+    explicit StoreSnapshot(std::unique_ptr<View> view);
+    std::unique_ptr<View> view_; ///< mutable state (caches) behind const queries
+};
+
 class SymbolStore {
 public:
     /// Opens or creates the store. Throws StoreError when the directory cannot be used, another
@@ -176,7 +225,12 @@ public:
     /// The store-wide lock of LockMode::Global, which the indexer holds while it extracts.
     CountedSharedMutex& globalLock() const;
 
-    // --- Reading (thread-safe; each call reads one consistent snapshot) -------------------------
+    // --- Reading (thread-safe) ---------------------------------------------------------------
+
+    /// A view for several queries that must agree (StoreSnapshot).
+    StoreSnapshot snapshot() const;
+
+    // Each of these takes a snapshot of its own: StoreSnapshot's queries of the same names.
 
     std::optional<FileRecord> file(const std::string& path) const;
     /// Calls `fn` for every file record with its id.

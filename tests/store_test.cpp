@@ -676,3 +676,53 @@ TEST_CASE("EIO from LMDB means a full disk only where the file system is nearly 
                       Catch::Contains("No space left on device") &&
                           Catch::Contains((dir.path() / "store").string()));
 }
+
+TEST_CASE("a snapshot answers every query from the state it was taken in", "[store][snapshot]") {
+    TempDir dir;
+    auto store = openStore(dir);
+    store->publish(makeTu(
+        "/p/a.cc", {makeFile("/p/a.cc", 1, {makeSymbol("first", SymbolKind::Function, 1, true)},
+                             {makeRef("first", 2)})}));
+    store->flush();
+    const StoreSnapshot before = store->snapshot();
+
+    // A new version of a.cc, staged and then committed while the snapshot lives.
+    store->publish(makeTu(
+        "/p/a.cc", {makeFile("/p/a.cc", 2, {makeSymbol("second", SymbolKind::Function, 5, true)},
+                             {makeRef("second", 6)})}));
+    store->flush();
+
+    // The snapshot: the old version, whole, from every query.
+    CHECK(before.file("/p/a.cc")->contentHash == 1);
+    REQUIRE(before.fileSymbols("/p/a.cc"));
+    REQUIRE(before.fileSymbols("/p/a.cc")->size() == 1);
+    CHECK((*before.fileSymbols("/p/a.cc"))[0].name == "first");
+    CHECK(before.fileReferences("/p/a.cc")->at(0).location.line == 2);
+    CHECK(before.occurrences(hash64("c:@first")).size() == 1);
+    CHECK(before.occurrences(hash64("c:@second")).empty());
+    CHECK(before.references(hash64("c:@first")).size() == 1);
+    CHECK(before.findSymbols("second", 10).empty());
+    CHECK(before.resolveName("first").size() == 1);
+    CHECK(before.stats().symbols == 1);
+
+    // The store, and a snapshot taken now: the new version.
+    const StoreSnapshot after = store->snapshot();
+    CHECK(after.file("/p/a.cc")->contentHash == 2);
+    CHECK(after.occurrences(hash64("c:@first")).empty());
+    CHECK(after.findSymbols("second", 10).size() == 1);
+    CHECK(store->resolveName("second").size() == 1);
+
+    // Staged and not committed: a snapshot taken after the publication sees it, one taken
+    // before does not.
+    const StoreSnapshot committed = store->snapshot();
+    store->publish(
+        makeTu("/p/b.cc",
+               {makeFile("/p/b.cc", 3, {makeSymbol("third", SymbolKind::Function, 1, true)}, {})}));
+    const StoreSnapshot staged = store->snapshot();
+    CHECK(staged.findSymbols("third", 10).size() == 1);
+    CHECK(staged.file("/p/b.cc"));
+    CHECK(committed.findSymbols("third", 10).empty());
+    CHECK_FALSE(committed.file("/p/b.cc"));
+    store->flush();
+    CHECK(staged.findSymbols("third", 10).size() == 1);
+}

@@ -12,11 +12,12 @@ namespace {
 /// selects none (a symbol declared only, or defined only).
 QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(const SymbolHit&)) {
     PositionMapper mapper(ctx.encoding);
-    const CursorQuery query = cursorQuery(ctx, params, mapper);
+    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;
     ctx.checkCancelled();
-    const std::vector<SymbolHit> hits = ctx.server.store.occurrences(query.target->usrHash);
+    const std::vector<SymbolHit> hits = snapshot.occurrences(query.target->usrHash);
     const bool any = std::any_of(hits.begin(), hits.end(), wanted);
     QJsonArray out;
     for (const SymbolHit& hit : hits)

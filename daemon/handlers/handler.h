@@ -17,6 +17,7 @@
 
 namespace symdex {
 class SymbolStore;
+class StoreSnapshot;
 }
 
 namespace symdex::daemon {

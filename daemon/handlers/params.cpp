@@ -81,29 +81,29 @@ std::string textDocumentPath(const ServerContext& server, const QJsonObject& par
     return documentPath(server, requireString(doc, "uri", "textDocument"), "textDocument.uri");
 }
 
-std::optional<std::string> symbolName(const SymbolStore& store, uint64_t usrHash) {
-    std::vector<SymbolHit> hits = store.occurrences(usrHash);
+std::optional<std::string> symbolName(const StoreSnapshot& snapshot, uint64_t usrHash) {
+    std::vector<SymbolHit> hits = snapshot.occurrences(usrHash);
     if (hits.empty())
         return std::nullopt;
     return hits.front().symbol.name;
 }
 
-CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionMapper& mapper) {
+CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionMapper& mapper,
+                        const StoreSnapshot& snapshot) {
     const QJsonObject p = paramsObject(params);
     CursorQuery query;
     query.path = textDocumentPath(ctx.server, p);
     const QJsonObject position = requireObject(p, "position", "");
     const uint32_t line = requireUInt(position, "line", "position", INT32_MAX - 1);
     const uint32_t character = requireUInt(position, "character", "position", INT32_MAX - 1);
-    const SymbolStore& store = ctx.server.store;
-    std::optional<std::vector<Symbol>> symbols = store.fileSymbols(query.path);
-    std::optional<std::vector<Reference>> refs = store.fileReferences(query.path);
+    std::optional<std::vector<Symbol>> symbols = snapshot.fileSymbols(query.path);
+    std::optional<std::vector<Reference>> refs = snapshot.fileReferences(query.path);
     if (!symbols && !refs)
         return query; // a file the store does not know: no answer, not an error
     const Position cursor = mapper.fromLsp(query.path, line, character);
     query.target = symbolAt(
         symbols.value_or(std::vector<Symbol>{}), refs.value_or(std::vector<Reference>{}), cursor,
-        [&](uint64_t usr) { return symbolName(store, usr); },
+        [&](uint64_t usr) { return symbolName(snapshot, usr); },
         mapper.lines().line(query.path, cursor.line));
     return query;
 }

@@ -34,10 +34,13 @@ struct CursorQuery {
     std::string path;
     std::optional<CursorTarget> target; ///< nullopt: nothing indexed under the cursor
 };
-CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionMapper& mapper);
+/// Reads the file's symbols and references from `snapshot`: the handler asks its next question
+/// of the same snapshot, so the answers agree however the store changes meanwhile.
+CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionMapper& mapper,
+                        const StoreSnapshot& snapshot);
 
 /// The name of a symbol (from any of its occurrences), for the length of a reference to it.
-std::optional<std::string> symbolName(const SymbolStore& store, uint64_t usrHash);
+std::optional<std::string> symbolName(const StoreSnapshot& snapshot, uint64_t usrHash);
 
 /// LSP's SymbolKind number for a store kind.
 int lspSymbolKind(SymbolKind kind);

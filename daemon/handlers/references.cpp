@@ -16,13 +16,13 @@ QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
         includeDeclaration =
             optionalBool(requireObject(p, "context", ""), "includeDeclaration", "context", false);
     PositionMapper mapper(ctx.encoding);
-    const CursorQuery query = cursorQuery(ctx, params, mapper);
+    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;
     ctx.checkCancelled();
-    const SymbolStore& store = ctx.server.store;
     const uint64_t usr = query.target->usrHash;
-    const std::optional<std::string> name = symbolName(store, usr);
+    const std::optional<std::string> name = symbolName(snapshot, usr);
 
     struct Row {
         std::string path;
@@ -30,7 +30,7 @@ QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
         uint32_t length;
     };
     std::vector<Row> rows;
-    for (const ReferenceHit& ref : store.references(usr)) {
+    for (const ReferenceHit& ref : snapshot.references(usr)) {
         // A reference spans the symbol's name; unnamed (not indexed) symbols: the identifier.
         const uint32_t length =
             name ? uint32_t(name->size())
@@ -39,7 +39,7 @@ QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
         rows.push_back({ref.path, ref.reference.location, length});
     }
     if (includeDeclaration)
-        for (const SymbolHit& hit : store.occurrences(usr))
+        for (const SymbolHit& hit : snapshot.occurrences(usr))
             rows.push_back({hit.path, hit.symbol.location, uint32_t(hit.symbol.name.size())});
     std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
         return std::tie(a.path, a.position) < std::tie(b.path, b.position);
