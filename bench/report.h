@@ -1,6 +1,6 @@
 // The report of a bench run: the human tables for stdout (real/user/sys per thread count, as in
-// the duchainify timings of seed 004, plus the derived columns, lock telemetry and latency), and
-// the machine-readable results.csv, runs.csv and results.json.
+// the duchainify timings of seed 004 in docs/design.md, plus the derived columns, lock telemetry
+// and latency), and the machine-readable results.csv, runs.csv and results.json.
 #pragma once
 
 #include "bench/aggregate.h"

@@ -43,8 +43,8 @@ std::string verifySymdexRun(const SymdexFigures& f, const ExpectedStore& expecte
                            std::to_string(expected.tus) + " TUs");
     if (f.tusFailed > 0)
         problems.push_back(std::to_string(f.tusFailed) + " TUs failed or crashed");
-    // The same store as the reference index, whatever the threads and lock mode (README: the
-    // result does not depend on timing).
+    // The same store as the reference index, whatever the threads and lock mode (docs/design.md,
+    // "Each header once": the result does not depend on timing).
     for (const std::string& p : {countMismatch("files", f.files, expected.files),
                                  countMismatch("symbols", f.symbols, expected.symbols),
                                  countMismatch("references", f.references, expected.references)})

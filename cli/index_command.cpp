@@ -110,7 +110,7 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
                     s.filesWithSkippedBodies);
     if (s.claimTakeovers)
         std::printf("  (%zu headers were taken over by an earlier-scheduled TU and parsed twice, "
-                    "see README)\n",
+                    "see docs/design.md)\n",
                     s.claimTakeovers);
     if (s.headersRecovered)
         std::printf("  (%zu headers of failed TUs were extracted by re-parsing a TU that "

@@ -21,10 +21,11 @@ namespace symdex {
 
 /// How libclang's skip-parsed-bodies session (CXIndexOpt_SkipParsedBodiesInSession) is shared.
 /// PerThread is the default: on LevelDB it used about 10% less CPU than Shared at 2 threads
-/// (README, "Choosing the extraction API"), and only it keeps a run's result independent of
-/// timing. A shared session is snapshotted when libclang starts a TU's frontend action, a moment
-/// the scheduler cannot order: a header's owner may then find its bodies already parsed by a
-/// higher-ranked TU and skip them (counted in IndexSummary::filesWithSkippedBodies).
+/// (docs/measurements.md, "Choosing the extraction API"; the reasons: docs/design.md), and only it
+/// keeps a run's result independent of timing. A shared session is snapshotted when libclang starts
+/// a TU's frontend action, a moment the scheduler cannot order: a header's owner may then find its
+/// bodies already parsed by a higher-ranked TU and skip them (counted in
+/// IndexSummary::filesWithSkippedBodies).
 enum class SessionMode {
     PerThread, ///< one session per thread: a header's bodies are parsed once per thread
     Shared,    ///< one session for all threads: once per run; results may depend on timing

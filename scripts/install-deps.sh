@@ -8,7 +8,7 @@ packages=(
   qt6-base-dev        # Qt 6 Core/Network: JSON, command line, the daemon's socket; Gui: bench chart
   qt6-svg-dev         # the bench chart as SVG (QSvgGenerator)
   fonts-dejavu-core   # text in the bench chart's PNG (the offscreen platform needs a font)
-  libclang-16-dev     # the pinned libclang (see README: why 16)
+  libclang-16-dev     # the pinned libclang (see docs/design.md: why libclang 16)
   clang-16 libclang-rt-16-dev libfuzzer-16-dev   # scripts/fuzz.sh: libFuzzer, ASan, UBSan
   liblmdb-dev         # the symbol store
   libtbb-dev          # the task arena

@@ -1,7 +1,7 @@
 // Lock telemetry: how often each class of lock is taken, how often a thread found it held, and
 // how long threads waited for it.
 //
-// Counting must not create the contention it measures (DESIGN.md, rule 5): every thread counts
+// Counting must not create the contention it measures (docs/design.md, rule 5): every thread counts
 // into its own counters, which only that thread writes; a snapshot sums them on demand. An
 // uncontended acquisition costs a try_lock and two thread-local increments; the clock is read only
 // when the lock was found held.

@@ -8,10 +8,11 @@
 // Reading a file copies its pointer under the stripe's read lock, so a reader sees the old or the
 // new contents whole. Staged contents are immutable and shared with the pending write.
 //
-// Why stripes and not a lock word per file (seed 002): a per-file lock needs a per-file slot that
-// can be found without a lock, which here would be a second, concurrent map. With 64 stripes the
-// critical sections are a few pointer copies, and `symdex index --stats` measures the stripes'
-// contention directly (README, "Locks"): too rare for a finer lock to pay.
+// Why stripes and not a lock word per file (seed 002; docs/design.md, "Why stripes"): a per-file
+// lock needs a per-file slot that can be found without a lock, which here would be a second,
+// concurrent map. With 64 stripes the critical sections are a few pointer copies, and `symdex index
+// --stats` measures the stripes' contention directly (docs/measurements.md, "Locks"): too rare for
+// a finer lock to pay.
 #pragma once
 
 #include "store/lock_telemetry.h"

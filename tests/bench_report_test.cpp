@@ -85,7 +85,7 @@ TEST_CASE("spreadOf: median of odd and even counts, min and max", "[bench][stati
 }
 
 TEST_CASE("scaling figures: CPU utilisation, speedup, efficiency", "[bench][statistics]") {
-    // duchainify, seed 004: 4 threads, 13m55s wall, 5m40s user, 58s sys.
+    // duchainify, seed 004 (docs/design.md): 4 threads, 13m55s wall, 5m40s user, 58s sys.
     CHECK(cpuUtilisation(340.48, 58.11, 835.28, 4) == Approx(0.1193).epsilon(0.001));
     CHECK(cpuUtilisation(1, 1, 0, 2) == 0);
     CHECK(speedup(20, 10) == 2);
