@@ -10,8 +10,8 @@
 // the whole phase runs during indexing, with a full store answering. Phase 2 runs the same load
 // on the idle daemon. Each client is closed-loop: it sends its next query when the previous
 // answer arrived; latency is from send to answer.
-#include "daemon/client.h"
 #include "indexer/compile_db.h"
+#include "protocol/client.h"
 #include "store/latency_histogram.h"
 
 #include <QCommandLineParser>

@@ -10,46 +10,27 @@
 
 namespace symdex::bench {
 
-std::string frameLspMessage(const QJsonObject& message) {
-    const QByteArray body = QJsonDocument(message).toJson(QJsonDocument::Compact);
-    return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body.toStdString();
-}
-
-std::optional<QJsonObject> takeLspMessage(std::string& buffer) {
-    const size_t headerEnd = buffer.find("\r\n\r\n");
-    if (headerEnd == std::string::npos)
+std::optional<QJsonObject> takeLspMessage(daemon::FrameReader& reader) {
+    QByteArray body;
+    std::string error;
+    switch (reader.next(&body, &error)) {
+    case daemon::FrameReader::Status::NeedMore:
         return std::nullopt;
-    size_t length = std::string::npos;
-    for (size_t line = 0; line < headerEnd;) {
-        size_t end = buffer.find("\r\n", line);
-        if (end == std::string::npos || end > headerEnd)
-            end = headerEnd;
-        const std::string header = buffer.substr(line, end - line);
-        constexpr std::string_view kLength = "content-length:";
-        std::string lower = header;
-        for (char& c : lower)
-            c = char(std::tolower(static_cast<unsigned char>(c)));
-        if (lower.rfind(kLength, 0) == 0)
-            length = std::stoul(header.substr(kLength.size()));
-        line = end + 2;
+    case daemon::FrameReader::Status::Error:
+        throw std::runtime_error("a broken LSP frame: " + error);
+    case daemon::FrameReader::Status::Message:
+        break;
     }
-    if (length == std::string::npos)
-        throw std::runtime_error("an LSP message without Content-Length");
-    const size_t bodyStart = headerEnd + 4;
-    if (buffer.size() < bodyStart + length)
-        return std::nullopt;
-    QJsonParseError error;
-    const QJsonDocument doc =
-        QJsonDocument::fromJson(QByteArray(buffer.data() + bodyStart, qsizetype(length)), &error);
-    buffer.erase(0, bodyStart + length);
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &parseError);
     if (!doc.isObject())
         throw std::runtime_error("an LSP message that is not a JSON object: " +
-                                 error.errorString().toStdString());
+                                 parseError.errorString().toStdString());
     return doc.object();
 }
 
 bool LspConnection::write(const QJsonObject& message) {
-    return child_.writeAll(frameLspMessage(message));
+    return child_.writeAll(daemon::frame(message).toStdString());
 }
 
 bool LspConnection::send(const QString& method, const QJsonObject& params, int id) {
@@ -65,7 +46,7 @@ bool LspConnection::reply(const QJsonValue& id, const QJsonValue& result) {
 
 std::optional<QJsonObject> LspConnection::receive(double deadline) {
     for (;;) {
-        if (std::optional<QJsonObject> message = takeLspMessage(buffer_))
+        if (std::optional<QJsonObject> message = takeLspMessage(reader_))
             return message;
         const double left = deadline - monotonicSeconds();
         if (left <= 0)
@@ -82,7 +63,7 @@ std::optional<QJsonObject> LspConnection::receive(double deadline) {
             continue;
         if (n <= 0)
             return std::nullopt; // the server closed its stdout
-        buffer_.append(chunk, size_t(n));
+        reader_.append(QByteArray(chunk, qsizetype(n)));
     }
 }
 

@@ -1,22 +1,20 @@
-// A minimal LSP client over a child's stdin/stdout, for driving clangd: JSON-RPC messages framed
-// with a Content-Length header, read with a deadline so a silent server cannot hang the bench.
+// A minimal LSP client over a child's stdin/stdout, for driving clangd: JSON-RPC messages in LSP
+// frames (protocol/framing.h, the reader symdexd uses too), read with a deadline so a silent
+// server cannot hang the bench.
 #pragma once
 
 #include "bench/child_process.h"
+#include "protocol/framing.h"
 
 #include <QJsonObject>
 
 #include <optional>
-#include <string>
 
 namespace symdex::bench {
 
-/// `message` with its Content-Length header, ready to write.
-std::string frameLspMessage(const QJsonObject& message);
-
-/// Removes the first complete message from the front of `buffer` and returns it; nullopt while
-/// the buffer holds no complete message yet. Throws std::runtime_error on a malformed header.
-std::optional<QJsonObject> takeLspMessage(std::string& buffer);
+/// The next message `reader` holds, as a JSON object; nullopt while it holds no complete message
+/// yet. Throws std::runtime_error when the framing is lost or a body is not a JSON object.
+std::optional<QJsonObject> takeLspMessage(daemon::FrameReader& reader);
 
 class LspConnection {
 public:
@@ -35,7 +33,8 @@ private:
     bool write(const QJsonObject& message);
 
     ChildProcess& child_;
-    std::string buffer_;
+    /// A server's answers are large (a whole tree's workspace/symbol), so the client bound.
+    daemon::FrameReader reader_{daemon::kMaxAnswerBytes, "answer"};
 };
 
 } // namespace symdex::bench

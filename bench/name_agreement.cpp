@@ -16,8 +16,8 @@
 #include "bench/clangd_peer.h"
 #include "bench/lsp_connection.h"
 #include "bench/peer.h"
-#include "daemon/client.h"
 #include "indexer/compile_db.h"
+#include "protocol/client.h"
 #include "store/symbol_store.h"
 
 #include <QCommandLineParser>

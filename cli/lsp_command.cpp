@@ -4,8 +4,8 @@
 // parses a message, so it adds no failure mode of its own.
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "daemon/client.h"
-#include "daemon/instance_lock.h"
+#include "protocol/client.h"
+#include "protocol/instance_lock.h"
 
 #include <cerrno>
 #include <chrono>

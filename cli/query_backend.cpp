@@ -1,9 +1,9 @@
 #include "cli/query_backend.h"
 
 #include "cli/cli_common.h"
-#include "daemon/client.h"
-#include "daemon/instance_lock.h"
-#include "daemon/store_json.h"
+#include "protocol/client.h"
+#include "protocol/instance_lock.h"
+#include "protocol/store_json.h"
 
 #include <QJsonArray>
 

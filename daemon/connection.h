@@ -8,7 +8,7 @@
 #pragma once
 
 #include "daemon/positions.h"
-#include "daemon/protocol.h"
+#include "protocol/jsonrpc.h"
 
 #include <QJsonObject>
 #include <QLocalSocket>

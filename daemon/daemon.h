@@ -3,7 +3,7 @@
 // only parses the command line and runs this.
 #pragma once
 
-#include "daemon/instance_lock.h"
+#include "protocol/instance_lock.h"
 
 #include <QObject>
 #include <QTimer>

@@ -63,21 +63,26 @@ TEST_CASE("clangd: one shard per TU, matched by basename, dotted names included"
 }
 
 TEST_CASE("LSP framing: messages split across reads, several in one buffer", "[bench][lsp]") {
-    const std::string one = frameLspMessage(QJsonObject{{"id", 1}, {"method", "initialize"}});
-    const std::string two = frameLspMessage(QJsonObject{{"method", "$/progress"}});
-    CHECK(one.rfind("Content-Length: ", 0) == 0);
-    std::string buffer = one.substr(0, one.size() - 3);
-    CHECK_FALSE(takeLspMessage(buffer));
-    buffer += one.substr(one.size() - 3) + two;
-    std::optional<QJsonObject> first = takeLspMessage(buffer);
+    const QByteArray one = daemon::frame(QJsonObject{{"id", 1}, {"method", "initialize"}});
+    const QByteArray two = daemon::frame(QJsonObject{{"method", "$/progress"}});
+    CHECK(one.startsWith("Content-Length: "));
+    daemon::FrameReader reader;
+    reader.append(one.first(one.size() - 3));
+    CHECK_FALSE(takeLspMessage(reader));
+    reader.append(one.sliced(one.size() - 3) + two);
+    std::optional<QJsonObject> first = takeLspMessage(reader);
     REQUIRE(first);
     CHECK((*first)["method"].toString() == "initialize");
-    std::optional<QJsonObject> second = takeLspMessage(buffer);
+    std::optional<QJsonObject> second = takeLspMessage(reader);
     REQUIRE(second);
     CHECK((*second)["method"].toString() == "$/progress");
-    CHECK(buffer.empty());
-    std::string noLength = "Content-Type: x\r\n\r\n{}";
+    CHECK(reader.buffered() == 0);
+    daemon::FrameReader noLength;
+    noLength.append("Content-Type: x\r\n\r\n{}");
     CHECK_THROWS(takeLspMessage(noLength));
+    daemon::FrameReader notAnObject;
+    notAnObject.append(daemon::frame(QByteArray("[1, 2]")));
+    CHECK_THROWS(takeLspMessage(notAnObject));
 }
 
 TEST_CASE("the peers' compile database: the first entry of each TU symdex indexes",

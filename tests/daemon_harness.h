@@ -3,7 +3,7 @@
 // blocking clients.
 #pragma once
 
-#include "daemon/client.h"
+#include "protocol/client.h"
 #include "test_util.h"
 
 #include <QJsonArray>

@@ -1,12 +1,12 @@
-// The daemon's pure parts: LSP framing and JSON-RPC parsing, UTF-16 columns, the symbol under
-// the cursor, store records as JSON, the socket directory checks, and RpcClient against a
-// scripted server.
-#include "daemon/client.h"
+// The wire (protocol/): LSP framing and JSON-RPC parsing, store records as JSON and RpcClient
+// against a scripted server; and the daemon's pure parts: UTF-16 columns, the symbol under the
+// cursor and the socket directory checks.
 #include "daemon/positions.h"
-#include "daemon/protocol.h"
 #include "daemon/runtime_paths.h"
-#include "daemon/store_json.h"
 #include "daemon/symbol_at.h"
+#include "protocol/client.h"
+#include "protocol/jsonrpc.h"
+#include "protocol/store_json.h"
 #include "store/encoding.h"
 #include "test_util.h"
 

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "daemon/positions.h"
-#include "daemon/protocol.h"
 #include "daemon/symbol_at.h"
+#include "protocol/jsonrpc.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

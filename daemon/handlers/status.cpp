@@ -2,7 +2,7 @@
 // run, lock telemetry, connections). symdex/stats: what the store holds.
 #include "daemon/handlers/handler.h"
 #include "daemon/index_service.h"
-#include "daemon/store_json.h"
+#include "protocol/store_json.h"
 #include "store/lock_telemetry.h"
 #include "store/symbol_store.h"
 

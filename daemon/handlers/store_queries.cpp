@@ -1,10 +1,10 @@
 // symdex/find, symdex/resolve, symdex/occurrences, symdex/references, symdex/fileSymbols: the
-// store's query API over the socket, with lossless store records (daemon/store_json.h). The
+// store's query API over the socket, with lossless store records (protocol/store_json.h). The
 // `symdex` CLI uses them when a daemon runs, and prints exactly what it prints from the store.
 // Paths are store paths as given (any file the store holds), not LSP documents.
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
-#include "daemon/store_json.h"
+#include "protocol/store_json.h"
 #include "store/symbol_store.h"
 
 namespace symdex::daemon {

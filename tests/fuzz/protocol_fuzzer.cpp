@@ -4,7 +4,7 @@
 // Checked beyond "no crash, no sanitizer report": the messages a stream splits into do not
 // depend on how its bytes arrive (all at once, a byte at a time, in 7-byte pieces), and an error
 // reply to any parsed id frames and parses back as a response to that same id.
-#include "daemon/protocol.h"
+#include "protocol/jsonrpc.h"
 
 #include <QJsonDocument>
 

@@ -3,7 +3,7 @@
 // (one client per thread).
 #pragma once
 
-#include "daemon/protocol.h"
+#include "protocol/jsonrpc.h"
 
 #include <QJsonObject>
 #include <QJsonValue>

@@ -1,4 +1,4 @@
-#include "daemon/store_json.h"
+#include "protocol/store_json.h"
 
 #include <cstdio>
 

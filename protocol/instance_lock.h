@@ -1,6 +1,8 @@
 // One daemon per store: `daemon.lock` in the store directory, held with flock(2) for the
 // daemon's lifetime and holding its pid and socket path. The kernel drops the lock when the
 // process dies, so a stale file never blocks a new daemon; clients read the socket path from it.
+// Both sides of that file live here, so the daemon that writes it and the clients that find the
+// daemon through it (findDaemon) share one format.
 #pragma once
 
 #include <filesystem>

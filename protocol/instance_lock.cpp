@@ -1,4 +1,4 @@
-#include "daemon/instance_lock.h"
+#include "protocol/instance_lock.h"
 
 #include <cerrno>
 #include <cstring>

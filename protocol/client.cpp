@@ -1,4 +1,4 @@
-#include "daemon/client.h"
+#include "protocol/client.h"
 
 #include <QJsonDocument>
 
