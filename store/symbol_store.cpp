@@ -624,7 +624,7 @@ std::optional<std::vector<Reference>> StoreSnapshot::fileReferences(const std::s
 }
 
 std::vector<NameMatch> StoreSnapshot::findSymbols(std::string_view pattern, size_t limit,
-                                                bool subsequence) const {
+                                                  bool subsequence) const {
     while (pattern.starts_with("::"))
         pattern.remove_prefix(2);
     const std::string_view last = lastComponent(pattern);

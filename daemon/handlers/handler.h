@@ -18,7 +18,7 @@
 namespace symdex {
 class SymbolStore;
 class StoreSnapshot;
-}
+} // namespace symdex
 
 namespace symdex::daemon {
 
