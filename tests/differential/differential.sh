@@ -146,10 +146,24 @@ dt_status() {
     dt_state="$state $pending $run_pending $runs"
 }
 
-# Waits (bounded) until the daemon is idle with nothing queued and its store dumps as the clean
-# index does; gives up once it stayed idle for 2 s with a different dump, or after the limit.
-dt_daemon_converge() { # CHANGED_AT_MS
-    local start=$1 now idle_since=""
+# Whether the compile database names no source that exists: then `symdex index` keeps the store
+# unless told --prune-empty, and symdexd keeps serving what it has (issue 18).
+dt_db_lists_nothing() {
+    python3 -c '
+import json, os, sys
+try:
+    entries = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    entries = []
+paths = [os.path.join(e.get("directory", ""), e.get("file", "")) for e in entries]
+sys.exit(1 if any(os.path.isfile(p) for p in paths) else 0)
+' "$dt_tree/compile_commands.json"
+}
+
+# Waits (bounded) until the daemon is idle with nothing queued and its store dumps as EXPECTED
+# does; gives up once it stayed idle for 2 s with a different dump, or after the limit.
+dt_daemon_converge() { # CHANGED_AT_MS EXPECTED
+    local start=$1 expected=$2 now idle_since=""
     # The watcher's event and the 50 ms debounce: at least 300 ms after the change (the clean
     # index ran meanwhile).
     now=$(dt_now_ms)
@@ -163,7 +177,7 @@ dt_daemon_converge() { # CHANGED_AT_MS
         fi
         if [ "$dt_state" = "idle 0 false ${dt_state##* }" ]; then
             dt_dump "$dt_work/store" "$dt_work/store.dump" || return 2
-            cmp -s "$dt_work/store.dump" "$dt_work/clean.dump" && return 0
+            cmp -s "$dt_work/store.dump" "$expected" && return 0
             [ -n "$idle_since" ] || idle_since=$now
             [ $((now - idle_since)) -ge 2000 ] && return 1
         else
@@ -182,13 +196,23 @@ dt_check() { # KIND LABEL DESCRIPTION
     dt_checks[$kind]=$((${dt_checks[$kind]:-0} + 1))
     dt_total_checks=$((dt_total_checks + 1))
     dt_clean_dump
+    # A database that names no existing source: the CLI drops the store only when asked
+    # (--prune-empty, and then it must equal the empty clean index); symdexd keeps what it served.
+    local expected=$dt_work/clean.dump prune=()
+    if dt_db_lists_nothing; then
+        prune=(--prune-empty)
+        [ "$dt_mode" = daemon ] && expected=$dt_work/expected-before.dump
+    fi
     if [ "$dt_mode" = cli ]; then
-        dt_index "$dt_work/store" "$dt_work/index.log" && dt_dump "$dt_work/store" "$dt_work/store.dump" &&
-            cmp -s "$dt_work/store.dump" "$dt_work/clean.dump" || verdict=1
+        dt_index "$dt_work/store" "$dt_work/index.log" "${prune[@]}" &&
+            dt_dump "$dt_work/store" "$dt_work/store.dump" &&
+            cmp -s "$dt_work/store.dump" "$expected" || verdict=1
     else
-        dt_daemon_converge "$t0" || verdict=$?
+        dt_daemon_converge "$t0" "$expected" || verdict=$?
         [ "$verdict" = 2 ] && exit 1
     fi
+    cp "$expected" "$dt_work/expected-next.dump"
+    mv "$dt_work/expected-next.dump" "$dt_work/expected-before.dump"
     [ -n "$dt_verbose" ] && printf 'seed %s step %d %-17s %-7s %5d ms  %s\n' "$dt_seed" "$dt_step" \
         "$2" "$([ "$verdict" = 0 ] && echo equal || echo DIFFERS)" $(($(dt_now_ms) - t0)) "$3"
     [ "$verdict" = 0 ] && return 0
@@ -199,8 +223,8 @@ dt_check() { # KIND LABEL DESCRIPTION
         IFS=,
         echo "${dt_enabled[*]}"
     ) --verbose --keep"
-    echo "  first differing dump lines (- clean index, + $dt_mode store):"
-    diff -U1 --label clean "$dt_work/clean.dump" --label "$dt_mode" "$dt_work/store.dump" |
+    echo "  first differing dump lines (- expected, + $dt_mode store):"
+    diff -U1 --label expected "$dt_work/expected-before.dump" --label "$dt_mode" "$dt_work/store.dump" |
         tail -n +3 | head -n "${DIFF_LINES:-16}" | sed 's/^/    /' || true
     # Resynchronise: later steps are judged on their own.
     if [ "$dt_mode" = daemon ]; then
@@ -208,10 +232,12 @@ dt_check() { # KIND LABEL DESCRIPTION
         dt_daemon_stop
         rm -rf "$dt_work/store"
         cp -a "$dt_work/clean" "$dt_work/store"
+        cp "$dt_work/clean.dump" "$dt_work/expected-before.dump"
         dt_daemon_start
     else
         rm -rf "$dt_work/store"
         cp -a "$dt_work/clean" "$dt_work/store"
+        cp "$dt_work/clean.dump" "$dt_work/expected-before.dump"
     fi
 }
 
@@ -234,6 +260,7 @@ dt_run_seed() { # SEED
     mt_create "$dt_tree"
     : >"$dt_work/trace.txt"
     if [ "$dt_mode" = cli ]; then dt_index "$dt_work/store" "$dt_work/index.log"; else dt_daemon_start; fi
+    dt_dump "$dt_work/store" "$dt_work/expected-before.dump"
     local kind tries
     for ((dt_step = 1; dt_step <= dt_steps; ++dt_step)); do
         for ((tries = 0; tries < 50; ++tries)); do
