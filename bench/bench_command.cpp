@@ -189,7 +189,7 @@ int runBench(const QStringList& args) {
                 out.c_str(), out.c_str(), out.c_str(), out.c_str(), out.c_str());
     const bool allOk = std::all_of(result.runs.begin(), result.runs.end(),
                                    [](const bench::RunRecord& r) { return r.ok; });
-    return allOk ? kExitOk : kExitNotFound;
+    return allOk ? kExitOk : kExitFailed;
 }
 
 /// `symdex-bench bench-run` (internal): one measured cold index, or with --idle the lookups against

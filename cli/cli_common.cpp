@@ -20,7 +20,7 @@ int runGuarded(const char* name, const std::function<int()>& run) {
         return kExitUsage;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "symdex %s: internal error: %s\n", name, e.what());
-        return kExitUsage;
+        return kExitInternal;
     }
 }
 

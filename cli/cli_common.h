@@ -21,7 +21,9 @@ namespace symdex::cli {
 enum ExitCode : int {
     kExitOk = 0,
     kExitNotFound = 1, ///< the query ran and found nothing
-    kExitUsage = 2,    ///< bad usage or input: message on stderr
+    kExitUsage = 2,    ///< bad usage or input (a damaged store too): message on stderr
+    kExitFailed = 3,   ///< the command ran, and part of its work failed (a benchmark run)
+    kExitInternal = 4, ///< a bug: an exception no layer turned into a message for the user
 };
 
 /// A command's usage error or input error; main() prints it and exits kExitUsage.
@@ -36,7 +38,8 @@ struct Command {
 };
 
 /// Runs a command, mapping what it throws to an exit code with a message "symdex NAME: ..." on
-/// stderr: UsageError and StoreError are the user's input (kExitUsage).
+/// stderr: UsageError and StoreError are the user's input (kExitUsage); anything else is an
+/// internal error (kExitInternal).
 int runGuarded(const char* name, const std::function<int()>& run);
 
 /// Parses `args` (args[0] is "symdex COMMAND") with `parser`, which gets --help added; prints help

@@ -27,7 +27,8 @@ void printUsage(FILE* out) {
         if (c.summary)
             std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
     std::fprintf(out, "\n'symdex COMMAND --help' describes a command's options.\n"
-                      "Exit codes: 0 success, 1 nothing found, 2 usage or input error.\n");
+                      "Exit codes: 0 success, 1 nothing found, 2 usage or input error, 3 part of\n"
+                      "the work failed (a benchmark run), 4 internal error.\n");
 }
 
 } // namespace
