@@ -328,17 +328,18 @@ int runStats(const QStringList& args) {
     if (!parser.positionalArguments().isEmpty())
         throw UsageError{"stats takes no positional arguments"};
     auto store = openStore(parser);
-    const StoreStats st = store->stats();
+    const StoreSnapshot snapshot = store->snapshot(); // the figures and the lists agree
+    const StoreStats st = snapshot.stats();
     std::vector<std::pair<std::string, TuRecord>> failing;
     std::vector<FileRecord> headers; // with errors in them, as their owner's parse saw them
     if (parser.isSet("errors")) {
         std::set<std::string> mainFiles;
-        store->forEachTu([&](const std::string& path, const TuRecord& tu) {
+        snapshot.forEachTu([&](const std::string& path, const TuRecord& tu) {
             mainFiles.insert(path);
             if (tu.status != TuStatus::Ok)
                 failing.emplace_back(path, tu);
         });
-        store->forEachFile([&](uint32_t, const FileRecord& file) {
+        snapshot.forEachFile([&](uint32_t, const FileRecord& file) {
             if (file.errorCount > 0 && !mainFiles.contains(file.path))
                 headers.push_back(file);
         });

@@ -230,33 +230,19 @@ public:
     /// A view for several queries that must agree (StoreSnapshot).
     StoreSnapshot snapshot() const;
 
-    // Each of these takes a snapshot of its own: StoreSnapshot's queries of the same names.
-
+    // One question each: every call takes a snapshot of its own and asks StoreSnapshot's query
+    // of the same name (documented there).
     std::optional<FileRecord> file(const std::string& path) const;
-    /// Calls `fn` for every file record with its id.
     void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const;
     std::optional<TuRecord> tu(const std::string& mainFile) const;
-    /// Calls `fn` for every TU with its main file's path.
     void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
-    /// Calls `fn` for every entry of the table of absent paths (TuRecord::absentIds).
     void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
-
-    /// Symbols whose name matches `pattern` case-insensitively: exact matches first, then
-    /// prefixes, then substrings; at most `limit` symbols (distinct USRs). A pattern containing
-    /// "::" is matched against the qualified name's tail. With `subsequence`, names holding the
-    /// pattern's characters in order ("dbimpl" in "DBImplTest") come last (fuzzy search).
     std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
                                        bool subsequence = false) const;
-    /// USR hashes of the symbols named exactly `name` ("Open", "DB::Open", "leveldb::DB::Open");
-    /// case-sensitive, falling back to case-insensitive when nothing matches.
     std::vector<uint64_t> resolveName(std::string_view name) const;
-    /// All declarations and definitions of a symbol.
     std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
-    /// All references to a symbol, sorted by path and position.
     std::vector<ReferenceHit> references(uint64_t usrHash) const;
-    /// The declarations in one file, in source order; nullopt if the file is unknown.
     std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
-    /// The references in one file, in source order; nullopt if the file is unknown.
     std::optional<std::vector<Reference>> fileReferences(const std::string& path) const;
     StoreStats stats() const;
 
