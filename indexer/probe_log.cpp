@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <iterator>
 #include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,8 +78,29 @@ void note(const char* path, bool failed) {
     errno = error;
 }
 
-template <typename Function> Function next(const char* name) {
-    return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+/// The C library's functions this module stands in front of. Each is looked up once, when the
+/// module loads (resolveRealFunctions), not on its first call: that call may come from a signal
+/// handler (a sanitizer's report of a crash stats files while it symbolizes), where dlsym()
+/// allocates and deadlocks. A call before the module loaded looks its function up itself.
+enum class Real { Open, Open64, Stat, Stat64, Lstat, Lstat64, Access, Opendir, Realpath, Count };
+constexpr const char* kRealNames[] = {"open",    "open64", "stat",    "stat64",  "lstat",
+                                      "lstat64", "access", "opendir", "realpath"};
+static_assert(std::size(kRealNames) == size_t(Real::Count));
+std::atomic<void*> realFunctions[size_t(Real::Count)];
+
+template <typename Function> Function next(Real which) {
+    std::atomic<void*>& slot = realFunctions[size_t(which)];
+    void* function = slot.load(std::memory_order_acquire);
+    if (!function) {
+        function = dlsym(RTLD_NEXT, kRealNames[size_t(which)]);
+        slot.store(function, std::memory_order_release);
+    }
+    return reinterpret_cast<Function>(function);
+}
+
+__attribute__((constructor)) void resolveRealFunctions() {
+    for (size_t i = 0; i < size_t(Real::Count); ++i)
+        next<void*>(Real(i));
 }
 
 /// After a stat() or open() of `path` succeeded: if `path` itself is a symlink, notes it and
@@ -90,8 +112,8 @@ void noteLink(const char* path) {
     const int fd = reportFd.load(std::memory_order_relaxed);
     if (fd < 0 && armed.load(std::memory_order_relaxed) == 0)
         return;
-    static const auto realLstat = next<int (*)(const char*, struct stat*)>("lstat");
-    static const auto realRealpath = next<char* (*)(const char*, char*)>("realpath");
+    const auto realLstat = next<int (*)(const char*, struct stat*)>(Real::Lstat);
+    const auto realRealpath = next<char* (*)(const char*, char*)>(Real::Realpath);
     const int error = errno;
     struct stat st;
     if (realLstat && realRealpath && realLstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -221,7 +243,7 @@ extern "C" int open(const char* path, int flags, ...) {
     va_start(args, flags);
     const mode_t mode = symdex::modeArgument(flags, args);
     va_end(args);
-    static const auto real = symdex::next<symdex::OpenFunction>("open");
+    const auto real = symdex::next<symdex::OpenFunction>(symdex::Real::Open);
     return symdex::openAndNote(real, path, flags, mode);
 }
 
@@ -230,13 +252,13 @@ extern "C" int open64(const char* path, int flags, ...) {
     va_start(args, flags);
     const mode_t mode = symdex::modeArgument(flags, args);
     va_end(args);
-    static const auto real = symdex::next<symdex::OpenFunction>("open64");
+    const auto real = symdex::next<symdex::OpenFunction>(symdex::Real::Open64);
     return symdex::openAndNote(real, path, flags, mode);
 }
 
-#define SYMDEX_NOTING_STAT(name, type, follows)                                                    \
+#define SYMDEX_NOTING_STAT(name, which, type, follows)                                             \
     extern "C" int name(const char* __restrict path, struct type* __restrict buf) noexcept {       \
-        static const auto real = symdex::next<int (*)(const char*, struct type*)>(#name);          \
+        const auto real = symdex::next<int (*)(const char*, struct type*)>(symdex::Real::which);   \
         if (!real) {                                                                               \
             errno = ENOSYS;                                                                        \
             return -1;                                                                             \
@@ -248,13 +270,13 @@ extern "C" int open64(const char* path, int flags, ...) {
         return rc;                                                                                 \
     }
 
-SYMDEX_NOTING_STAT(stat, stat, true)
-SYMDEX_NOTING_STAT(stat64, stat64, true)
-SYMDEX_NOTING_STAT(lstat, stat, false)
-SYMDEX_NOTING_STAT(lstat64, stat64, false)
+SYMDEX_NOTING_STAT(stat, Stat, stat, true)
+SYMDEX_NOTING_STAT(stat64, Stat64, stat64, true)
+SYMDEX_NOTING_STAT(lstat, Lstat, stat, false)
+SYMDEX_NOTING_STAT(lstat64, Lstat64, stat64, false)
 
 extern "C" int access(const char* path, int mode) noexcept {
-    static const auto real = symdex::next<int (*)(const char*, int)>("access");
+    const auto real = symdex::next<int (*)(const char*, int)>(symdex::Real::Access);
     if (!real) {
         errno = ENOSYS;
         return -1;
@@ -265,7 +287,7 @@ extern "C" int access(const char* path, int mode) noexcept {
 }
 
 extern "C" DIR* opendir(const char* path) {
-    static const auto real = symdex::next<DIR* (*)(const char*)>("opendir");
+    const auto real = symdex::next<DIR* (*)(const char*)>(symdex::Real::Opendir);
     if (!real) {
         errno = ENOSYS;
         return nullptr;
@@ -276,7 +298,7 @@ extern "C" DIR* opendir(const char* path) {
 }
 
 extern "C" char* realpath(const char* __restrict path, char* __restrict resolved) noexcept {
-    static const auto real = symdex::next<char* (*)(const char*, char*)>("realpath");
+    const auto real = symdex::next<char* (*)(const char*, char*)>(symdex::Real::Realpath);
     if (!real) {
         errno = ENOSYS;
         return nullptr;

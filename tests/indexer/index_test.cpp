@@ -413,10 +413,20 @@ TEST_CASE("child: index $SYMDEX_CRASH_TREE, whose main.cpp crashes libclang", "[
     REQUIRE(first.tusParsed == 4);
     REQUIRE(first.tusFailed + first.tusCrashed == 1);
     WARN("headers recovered from the crashed TU: " << first.headersRecovered);
-    // A failed TU is tried again by the next run, and fails alone again.
+    // libclang's crash recovery turns the crash into a failed parse, which the next run tries
+    // again (and which fails alone again). Where the recovery itself crashes (it does under
+    // ThreadSanitizer, in ~CrashRecoveryContext), the worker dies twice and the TU is recorded as
+    // crashed: not parsed again until something it read changes, so that no run crashes on it.
+    const TuStatus status = store->tu(std::filesystem::path(dir) / "src/main.cpp")->status;
     IndexSummary second = Indexer(*store, indexOptions).run(*db);
-    REQUIRE(second.tusParsed == 1);
-    REQUIRE(second.tusFailed + second.tusCrashed == 1);
+    if (status == TuStatus::Failed) {
+        REQUIRE(second.tusParsed == 1);
+        REQUIRE(second.tusFailed + second.tusCrashed == 1);
+    } else {
+        REQUIRE(status == TuStatus::Crashed);
+        REQUIRE(second.tusParsed == 0);
+        REQUIRE(second.tusUpToDate == second.tusTotal);
+    }
 }
 
 TEST_CASE("a TU that crashes libclang fails alone", "[index]") {
