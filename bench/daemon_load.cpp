@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 using namespace symdex;
-using daemon::RpcClient;
+using protocol::RpcClient;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -10,15 +10,15 @@
 
 namespace symdex::bench {
 
-std::optional<QJsonObject> takeLspMessage(daemon::FrameReader& reader) {
+std::optional<QJsonObject> takeLspMessage(protocol::FrameReader& reader) {
     QByteArray body;
     std::string error;
     switch (reader.next(&body, &error)) {
-    case daemon::FrameReader::Status::NeedMore:
+    case protocol::FrameReader::Status::NeedMore:
         return std::nullopt;
-    case daemon::FrameReader::Status::Error:
+    case protocol::FrameReader::Status::Error:
         throw std::runtime_error("a broken LSP frame: " + error);
-    case daemon::FrameReader::Status::Message:
+    case protocol::FrameReader::Status::Message:
         break;
     }
     QJsonParseError parseError;
@@ -30,7 +30,7 @@ std::optional<QJsonObject> takeLspMessage(daemon::FrameReader& reader) {
 }
 
 bool LspConnection::write(const QJsonObject& message) {
-    return child_.writeAll(daemon::frame(message).toStdString());
+    return child_.writeAll(protocol::frame(message).toStdString());
 }
 
 bool LspConnection::send(const QString& method, const QJsonObject& params, int id) {

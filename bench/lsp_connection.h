@@ -14,7 +14,7 @@ namespace symdex::bench {
 
 /// The next message `reader` holds, as a JSON object; nullopt while it holds no complete message
 /// yet. Throws std::runtime_error when the framing is lost or a body is not a JSON object.
-std::optional<QJsonObject> takeLspMessage(daemon::FrameReader& reader);
+std::optional<QJsonObject> takeLspMessage(protocol::FrameReader& reader);
 
 class LspConnection {
 public:
@@ -34,7 +34,7 @@ private:
 
     ChildProcess& child_;
     /// A server's answers are large (a whole tree's workspace/symbol), so the client bound.
-    daemon::FrameReader reader_{daemon::kMaxAnswerBytes, "answer"};
+    protocol::FrameReader reader_{protocol::kMaxAnswerBytes, "answer"};
 };
 
 } // namespace symdex::bench

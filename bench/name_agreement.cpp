@@ -248,10 +248,10 @@ std::string spelled(const std::string& container, const std::string& name) {
     return container.empty() ? name : container + "::" + name;
 }
 
-std::unique_ptr<daemon::RpcClient> connectWithRetry(const std::string& socket) {
+std::unique_ptr<protocol::RpcClient> connectWithRetry(const std::string& socket) {
     std::string error;
     for (int i = 0; i < 600; ++i) {
-        if (auto client = daemon::RpcClient::connect(socket, &error))
+        if (auto client = protocol::RpcClient::connect(socket, &error))
             return client;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -10,7 +10,7 @@
 
 namespace symdex {
 
-QueryProbe::QueryProbe(const SymbolStore& store, std::vector<std::string> names, double rate)
+QueryProbe::QueryProbe(const Store& store, std::vector<std::string> names, double rate)
     : store_(store), names_(std::move(names)), rate_(rate) {
     if (names_.empty() || rate_ <= 0)
         return;
@@ -67,7 +67,7 @@ void QueryProbe::loop() {
     result_.sysSeconds = double(usage.ru_stime.tv_sec) + double(usage.ru_stime.tv_usec) / 1e6;
 }
 
-std::vector<std::string> sampleNames(const SymbolStore& store, size_t count) {
+std::vector<std::string> sampleNames(const Store& store, size_t count) {
     std::set<std::string> paths;
     store.forEachFile([&](uint32_t, const FileRecord& f) { paths.insert(f.path); });
     std::vector<std::string> all;

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "store/latency_histogram.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 #include <atomic>
 #include <string>
@@ -28,7 +28,7 @@ class QueryProbe {
 public:
     /// Starts the client thread: `rate` queries per second in total, alternating name and
     /// definition lookups, cycling through `names`.
-    QueryProbe(const SymbolStore& store, std::vector<std::string> names, double rate);
+    QueryProbe(const Store& store, std::vector<std::string> names, double rate);
     ~QueryProbe();
     QueryProbe(const QueryProbe&) = delete;
     QueryProbe& operator=(const QueryProbe&) = delete;
@@ -41,7 +41,7 @@ public:
 private:
     void loop();
 
-    const SymbolStore& store_;
+    const Store& store_;
     std::vector<std::string> names_;
     double rate_;
     std::atomic<bool> stop_{false};
@@ -52,6 +52,6 @@ private:
 
 /// Up to `count` qualified names of defined functions, classes and variables, spread evenly over
 /// the store's files (deterministic: files by path, symbols in source order).
-std::vector<std::string> sampleNames(const SymbolStore& store, size_t count);
+std::vector<std::string> sampleNames(const Store& store, size_t count);
 
 } // namespace symdex

@@ -11,10 +11,11 @@ namespace {
 
 const Command kCommands[] = {
     {"index", "index a compilation database into the store", runIndex},
-    {"find", "find symbols by name (exact, prefix, substring)", runFind},
-    {"def", "where a symbol is defined", runDef},
-    {"refs", "every reference to a symbol", runRefs},
-    {"symbols", "the outline of a file", runSymbols},
+    {"find", "find symbols by name (exact, prefix, substring)",
+     [](const QStringList& args) { return runFind(args); }},
+    {"def", "where a symbol is defined", [](const QStringList& args) { return runDef(args); }},
+    {"refs", "every reference to a symbol", [](const QStringList& args) { return runRefs(args); }},
+    {"symbols", "the outline of a file", [](const QStringList& args) { return runSymbols(args); }},
     {"stats", "what the store holds", runStats},
     {"lsp", "language server on stdio for editors (bridges to symdexd)", runLsp},
     {"dump", "everything in the store, canonically ordered (to diff stores)", runDump},

@@ -2,15 +2,18 @@
 // returns an ExitCode; runCli maps errors to exit codes in one place.
 #pragma once
 
+#include "cli/query_backend.h"
+
 #include <QStringList>
 
 namespace symdex::cli {
 
 int runIndex(const QStringList& args);
-int runFind(const QStringList& args);
-int runDef(const QStringList& args);
-int runRefs(const QStringList& args);
-int runSymbols(const QStringList& args);
+/// The query commands ask the backend `open` gives them (tests pass one over their own store).
+int runFind(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runDef(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runRefs(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runSymbols(const QStringList& args, const OpenBackend& open = openQueryBackend);
 int runStats(const QStringList& args);
 int runLsp(const QStringList& args);
 int runDump(const QStringList& args);

@@ -62,11 +62,11 @@ pid_t startDaemon(const std::vector<std::string>& args, const std::filesystem::p
 }
 
 /// Connects to the daemon of `store`, starting one with `startArgs` if none runs.
-std::unique_ptr<daemon::RpcClient> connectOrStart(const std::filesystem::path& store,
-                                                  const std::vector<std::string>& startArgs) {
+std::unique_ptr<protocol::RpcClient> connectOrStart(const std::filesystem::path& store,
+                                                    const std::vector<std::string>& startArgs) {
     std::string error;
-    if (auto info = daemon::findDaemon(store))
-        if (auto client = daemon::RpcClient::connect(info->socketPath, &error))
+    if (auto info = protocol::findDaemon(store))
+        if (auto client = protocol::RpcClient::connect(info->socketPath, &error))
             return client;
     std::filesystem::create_directories(store);
     const std::filesystem::path log = store / "symdexd.log";
@@ -75,8 +75,8 @@ std::unique_ptr<daemon::RpcClient> connectOrStart(const std::filesystem::path& s
     const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
     while (std::chrono::steady_clock::now() < deadline) {
         // Another bridge may have started the daemon first: ours then exits, theirs serves.
-        if (auto info = daemon::findDaemon(store))
-            if (auto client = daemon::RpcClient::connect(info->socketPath, &error))
+        if (auto info = protocol::findDaemon(store))
+            if (auto client = protocol::RpcClient::connect(info->socketPath, &error))
                 return client;
         int status;
         if (!childExited && ::waitpid(child, &status, WNOHANG) == child)
@@ -162,7 +162,7 @@ int runLsp(const QStringList& args) {
         startArgs.insert(startArgs.end(),
                          {"--threads", std::to_string(parseThreadCount(parser.value("threads")))});
     std::signal(SIGPIPE, SIG_IGN);
-    std::unique_ptr<daemon::RpcClient> client = connectOrStart(store, startArgs);
+    std::unique_ptr<protocol::RpcClient> client = connectOrStart(store, startArgs);
     bridge(client->fd());
     return kExitOk;
 }

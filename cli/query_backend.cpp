@@ -4,6 +4,7 @@
 #include "protocol/client.h"
 #include "protocol/instance_lock.h"
 #include "protocol/store_json.h"
+#include "store/symbol_store.h"
 
 #include <QJsonArray>
 
@@ -13,7 +14,7 @@ namespace {
 
 class StoreBackend : public QueryBackend {
 public:
-    explicit StoreBackend(std::unique_ptr<SymbolStore> store) : store_(std::move(store)) {}
+    explicit StoreBackend(std::shared_ptr<const Store> store) : store_(std::move(store)) {}
     std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) override {
         return store_->findSymbols(pattern, limit);
     }
@@ -31,13 +32,13 @@ public:
     }
 
 private:
-    std::unique_ptr<SymbolStore> store_;
+    std::shared_ptr<const Store> store_;
 };
 
 /// The same queries through symdexd's symdex/* methods.
 class DaemonBackend : public QueryBackend {
 public:
-    explicit DaemonBackend(std::unique_ptr<daemon::RpcClient> client)
+    explicit DaemonBackend(std::unique_ptr<protocol::RpcClient> client)
         : client_(std::move(client)) {}
 
     std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) override {
@@ -46,7 +47,7 @@ public:
                  QJsonObject{
                      {"pattern", QString::fromUtf8(pattern.data(), qsizetype(pattern.size()))},
                      {"limit", qint64(limit)}}),
-            daemon::nameMatchFromJson);
+            protocol::nameMatchFromJson);
     }
     std::vector<uint64_t> resolveName(std::string_view name) override {
         std::vector<uint64_t> out;
@@ -54,7 +55,7 @@ public:
             call("symdex/resolve",
                  QJsonObject{{"name", QString::fromUtf8(name.data(), qsizetype(name.size()))}});
         for (const QJsonValue& v : result.toArray()) {
-            std::optional<uint64_t> usr = daemon::usrHashFromJson(v.toString());
+            std::optional<uint64_t> usr = protocol::usrHashFromJson(v.toString());
             if (!usr)
                 throw UsageError{"symdexd sent a malformed USR hash"};
             out.push_back(*usr);
@@ -63,29 +64,29 @@ public:
     }
     std::vector<SymbolHit> occurrences(uint64_t usrHash) override {
         return decodeAll<SymbolHit>(call("symdex/occurrences", usrParams(usrHash)),
-                                    daemon::symbolHitFromJson);
+                                    protocol::symbolHitFromJson);
     }
     std::vector<ReferenceHit> references(uint64_t usrHash) override {
         return decodeAll<ReferenceHit>(call("symdex/references", usrParams(usrHash)),
-                                       daemon::referenceHitFromJson);
+                                       protocol::referenceHitFromJson);
     }
     std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) override {
         const QJsonValue result =
             call("symdex/fileSymbols", QJsonObject{{"path", QString::fromStdString(path)}});
         if (result.isNull())
             return std::nullopt;
-        return decodeAll<Symbol>(result, daemon::symbolFromJson);
+        return decodeAll<Symbol>(result, protocol::symbolFromJson);
     }
 
 private:
     static QJsonObject usrParams(uint64_t usrHash) {
-        return QJsonObject{{"usrHash", daemon::usrHashToJson(usrHash)}};
+        return QJsonObject{{"usrHash", protocol::usrHashToJson(usrHash)}};
     }
 
     QJsonValue call(const char* method, const QJsonObject& params) {
         try {
             return client_->call(method, params);
-        } catch (const daemon::RpcFailure& e) {
+        } catch (const protocol::RpcFailure& e) {
             throw UsageError{std::string("symdexd: ") + method + ": " + e.what()};
         }
     }
@@ -102,7 +103,7 @@ private:
         return out;
     }
 
-    std::unique_ptr<daemon::RpcClient> client_;
+    std::unique_ptr<protocol::RpcClient> client_;
 };
 
 } // namespace
@@ -123,8 +124,8 @@ std::unique_ptr<QueryBackend> openQueryBackend(const QCommandLineParser& parser)
     if (mode != "never") {
         std::string error = "no symdexd serves the store '" + dir.string() +
                             "' (start one with: symdexd --root DIR --store '" + dir.string() + "')";
-        if (std::optional<daemon::DaemonInfo> info = daemon::findDaemon(dir))
-            if (auto client = daemon::RpcClient::connect(info->socketPath, &error))
+        if (std::optional<protocol::DaemonInfo> info = protocol::findDaemon(dir))
+            if (auto client = protocol::RpcClient::connect(info->socketPath, &error))
                 return std::make_unique<DaemonBackend>(std::move(client));
         if (mode == "always")
             throw UsageError{error};
@@ -132,7 +133,11 @@ std::unique_ptr<QueryBackend> openQueryBackend(const QCommandLineParser& parser)
     StoreOptions options;
     options.directory = dir;
     options.readOnly = true;
-    return std::make_unique<StoreBackend>(SymbolStore::open(options));
+    return storeBackend(SymbolStore::open(options));
+}
+
+std::unique_ptr<QueryBackend> storeBackend(std::shared_ptr<const Store> store) {
+    return std::make_unique<StoreBackend>(std::move(store));
 }
 
 } // namespace symdex::cli

@@ -3,10 +3,11 @@
 // values, and the commands format them in one place, so the output is the same byte for byte.
 #pragma once
 
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 #include <QCommandLineParser>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,7 +16,7 @@
 
 namespace symdex::cli {
 
-/// The read queries the CLI needs; the same contract as SymbolStore's methods of the same names.
+/// The read queries the CLI needs; the same contract as StoreSnapshot's queries of the same names.
 class QueryBackend {
 public:
     virtual ~QueryBackend() = default;
@@ -32,5 +33,11 @@ void addDaemonOption(QCommandLineParser& parser);
 /// The daemon serving the store (--store or the nearest .symdex) when one runs and --daemon is
 /// not `never`, else the store itself. `always` without a daemon is a UsageError.
 std::unique_ptr<QueryBackend> openQueryBackend(const QCommandLineParser& parser);
+
+/// The queries of `store`, which the backend shares (tests use a MemoryStore).
+std::unique_ptr<QueryBackend> storeBackend(std::shared_ptr<const Store> store);
+
+/// How a query command gets its backend from its parsed options: openQueryBackend, or a test's.
+using OpenBackend = std::function<std::unique_ptr<QueryBackend>(const QCommandLineParser&)>;
 
 } // namespace symdex::cli

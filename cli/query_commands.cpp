@@ -133,7 +133,7 @@ QJsonArray outlineJson(const std::vector<OutlineNode>& nodes, const std::string&
 
 } // namespace
 
-int runFind(const QStringList& args) {
+int runFind(const QStringList& args, const OpenBackend& open) {
     QCommandLineParser parser;
     parser.addPositionalArgument(
         "PATTERN", "Part of a symbol name, case-insensitive (A::b matches qualified names).");
@@ -150,7 +150,7 @@ int runFind(const QStringList& args) {
     const int limit = parser.value("limit").toInt(&ok);
     if (!ok || limit < 1)
         throw UsageError{"--limit needs a positive number"};
-    auto store = openQueryBackend(parser);
+    auto store = open(parser);
     const std::vector<NameMatch> matches = store->findSymbols(pattern.toStdString(), size_t(limit));
     if (parser.isSet("json")) {
         static const char* ranks[] = {"exact", "prefix", "substring", "subsequence"};
@@ -171,7 +171,7 @@ int runFind(const QStringList& args) {
     return matches.empty() ? kExitNotFound : kExitOk;
 }
 
-int runDef(const QStringList& args) {
+int runDef(const QStringList& args, const OpenBackend& open) {
     QCommandLineParser parser;
     parser.addPositionalArgument("NAME|USR",
                                  "A name (Open, DB::Open, leveldb::DB::Open) or a USR (c:@N@...).");
@@ -185,7 +185,7 @@ int runDef(const QStringList& args) {
             "Print where a symbol is defined (its declarations when it has no definition)."))
         return kExitOk;
     const QString name = positional(parser, "NAME or USR");
-    auto store = openQueryBackend(parser);
+    auto store = open(parser);
     QJsonArray json;
     size_t printed = 0;
     for (uint64_t usr : resolve(*store, name)) {
@@ -213,7 +213,7 @@ int runDef(const QStringList& args) {
     return printed ? kExitOk : kExitNotFound;
 }
 
-int runRefs(const QStringList& args) {
+int runRefs(const QStringList& args, const OpenBackend& open) {
     QCommandLineParser parser;
     parser.addPositionalArgument("NAME|USR",
                                  "A name (Open, DB::Open, leveldb::DB::Open) or a USR (c:@N@...).");
@@ -224,7 +224,7 @@ int runRefs(const QStringList& args) {
     if (!parseCommandLine(parser, args, "Print every reference to a symbol."))
         return kExitOk;
     const QString name = positional(parser, "NAME or USR");
-    auto store = openQueryBackend(parser);
+    auto store = open(parser);
     const std::vector<uint64_t> usrs = resolve(*store, name);
     QJsonArray json;
     SourceLines lines;
@@ -280,7 +280,7 @@ int runRefs(const QStringList& args) {
     return printed ? kExitOk : kExitNotFound;
 }
 
-int runSymbols(const QStringList& args) {
+int runSymbols(const QStringList& args, const OpenBackend& open) {
     QCommandLineParser parser;
     parser.addPositionalArgument("FILE", "A source file or header in the store.");
     addJsonOption(parser);
@@ -291,7 +291,7 @@ int runSymbols(const QStringList& args) {
     const std::string path = std::filesystem::absolute(positional(parser, "FILE").toStdString())
                                  .lexically_normal()
                                  .string();
-    auto store = openQueryBackend(parser);
+    auto store = open(parser);
     std::optional<std::vector<Symbol>> symbols = store->fileSymbols(path);
     if (!symbols) {
         std::fprintf(stderr, "'%s' is not in the store\n", path.c_str());

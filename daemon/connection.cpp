@@ -67,8 +67,8 @@ bool Connection::writeBacklogged() const {
 void Connection::failFraming(const std::string& error) {
     std::fprintf(stderr, "symdexd: connection %llu: %s; closing it\n",
                  static_cast<unsigned long long>(id_), error.c_str());
-    send(makeError(QJsonValue::Null, kInvalidRequest,
-                   QString::fromStdString(error) + "; closing the connection"));
+    send(protocol::makeError(QJsonValue::Null, protocol::kInvalidRequest,
+                             QString::fromStdString(error) + "; closing the connection"));
     closing_ = true;
     socket_->disconnectFromServer(); // after the pending writes
 }
@@ -78,13 +78,13 @@ void Connection::pump() {
         QByteArray body;
         std::string error;
         switch (reader_.next(&body, &error)) {
-        case FrameReader::Status::Message:
+        case protocol::FrameReader::Status::Message:
             handleBody(body);
             continue;
-        case FrameReader::Status::Error:
+        case protocol::FrameReader::Status::Error:
             failFraming(error);
             return;
-        case FrameReader::Status::NeedMore:
+        case protocol::FrameReader::Status::NeedMore:
             break;
         }
         if (socket_->bytesAvailable() <= 0)
@@ -94,11 +94,11 @@ void Connection::pump() {
 }
 
 void Connection::handleBody(const QByteArray& body) {
-    RpcError error{};
-    RequestId id;
-    std::optional<Message> message = parseMessage(body, &error, &id);
+    protocol::RpcError error{};
+    protocol::RequestId id;
+    std::optional<protocol::Message> message = protocol::parseMessage(body, &error, &id);
     if (!message) {
-        sendFramed(frameError(id, error.code, error.message));
+        sendFramed(protocol::frameError(id, error.code, error.message));
         return;
     }
     if (message->isResponse()) {
@@ -108,23 +108,25 @@ void Connection::handleBody(const QByteArray& body) {
     dispatch(std::move(*message));
 }
 
-bool Connection::handleLifecycle(Message& m) {
+bool Connection::handleLifecycle(protocol::Message& m) {
     const QString& method = m.method;
     if (method == "initialize") {
         if (!m.hasId())
             return true;
         if (initialized_) {
-            sendFramed(frameError(m.id, kInvalidRequest, "initialize was already called"));
+            sendFramed(protocol::frameError(m.id, protocol::kInvalidRequest,
+                                            "initialize was already called"));
             return true;
         }
         if (!m.params.isUndefined() && !m.params.isObject()) {
-            sendFramed(frameError(m.id, kInvalidParams, "'params' must be an object"));
+            sendFramed(
+                protocol::frameError(m.id, protocol::kInvalidParams, "'params' must be an object"));
             return true;
         }
         const QJsonObject caps = m.params.toObject().value("capabilities").toObject();
         clientSupportsProgress_ =
             caps.value("window").toObject().value("workDoneProgress").toBool(false);
-        sendFramed(frameResult(m.id, initializeResult(m.params, &encoding_)));
+        sendFramed(protocol::frameResult(m.id, initializeResult(m.params, &encoding_)));
         initialized_ = true;
         if (server_.indexing())
             indexRunStarted(server_.currentRun());
@@ -135,7 +137,7 @@ bool Connection::handleLifecycle(Message& m) {
     if (method == "shutdown") {
         shutdown_ = true;
         if (m.hasId())
-            sendFramed(frameResult(m.id, QJsonValue::Null));
+            sendFramed(protocol::frameResult(m.id, QJsonValue::Null));
         return true;
     }
     if (method == "exit") {
@@ -150,7 +152,7 @@ bool Connection::handleLifecycle(Message& m) {
     return false;
 }
 
-void Connection::dispatch(Message&& m) {
+void Connection::dispatch(protocol::Message&& m) {
     if (handleLifecycle(m))
         return;
     const MethodSpec* spec = findMethod(m.method);
@@ -164,22 +166,24 @@ void Connection::dispatch(Message&& m) {
         return;
     }
     if (shutdown_) {
-        sendFramed(
-            frameError(m.id, kInvalidRequest, "shutdown was requested: only 'exit' is accepted"));
+        sendFramed(protocol::frameError(m.id, protocol::kInvalidRequest,
+                                        "shutdown was requested: only 'exit' is accepted"));
         return;
     }
     if (!spec) {
-        sendFramed(frameError(m.id, kMethodNotFound, "unknown method '" + m.method + "'"));
+        sendFramed(protocol::frameError(m.id, protocol::kMethodNotFound,
+                                        "unknown method '" + m.method + "'"));
         return;
     }
     if (spec->needsInitialize && !initialized_) {
-        sendFramed(
-            frameError(m.id, kServerNotInitialized, "'" + m.method + "' before 'initialize'"));
+        sendFramed(protocol::frameError(m.id, protocol::kServerNotInitialized,
+                                        "'" + m.method + "' before 'initialize'"));
         return;
     }
-    const QString key = idKey(m.id);
+    const QString key = protocol::idKey(m.id);
     if (pending_.contains(key)) {
-        sendFramed(frameError(m.id, kInvalidRequest, "a request with this id is still pending"));
+        sendFramed(protocol::frameError(m.id, protocol::kInvalidRequest,
+                                        "a request with this id is still pending"));
         return;
     }
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -188,20 +192,20 @@ void Connection::dispatch(Message&& m) {
     server_.run(*this, *spec, std::move(m), encoding_, std::move(cancelled));
 }
 
-void Connection::cancel(const Message& m) {
+void Connection::cancel(const protocol::Message& m) {
     const QJsonValue value = m.params.toObject().value("id");
     if (!value.isString() && !value.isDouble())
         return; // a notification: nothing to answer, malformed or not
     std::optional<QByteArrayView> text;
-    if (std::optional<QByteArrayView> params = jsonMemberText(m.body, u"params"))
-        text = jsonMemberText(*params, u"id");
-    const RequestId id = requestId(value, text);
-    auto it = pending_.find(idKey(id));
+    if (std::optional<QByteArrayView> params = protocol::jsonMemberText(m.body, u"params"))
+        text = protocol::jsonMemberText(*params, u"id");
+    const protocol::RequestId id = protocol::requestId(value, text);
+    auto it = pending_.find(protocol::idKey(id));
     if (it == pending_.end())
         return; // answered already, or never sent
     it->second->store(true);
     pending_.erase(it);
-    sendFramed(frameError(id, kRequestCancelled, "request cancelled"));
+    sendFramed(protocol::frameError(id, protocol::kRequestCancelled, "request cancelled"));
 }
 
 void Connection::complete(const QString& key, const QByteArray& reply) {
@@ -216,7 +220,7 @@ void Connection::complete(const QString& key, const QByteArray& reply) {
     pump(); // reading may have stopped at the in-flight limit
 }
 
-void Connection::handleResponse(const Message& m) {
+void Connection::handleResponse(const protocol::Message& m) {
     // The only requests this server sends are window/workDoneProgress/create.
     if (m.id.value.toString() != progressToken_ || progress_ != Progress::Creating)
         return;
@@ -225,11 +229,11 @@ void Connection::handleResponse(const Message& m) {
         return;
     }
     progress_ = Progress::Active;
-    send(makeNotification("$/progress",
-                          QJsonObject{{"token", progressToken_},
-                                      {"value", QJsonObject{{"kind", "begin"},
-                                                            {"title", "symdex: indexing"},
-                                                            {"percentage", 0}}}}));
+    send(protocol::makeNotification("$/progress",
+                                    QJsonObject{{"token", progressToken_},
+                                                {"value", QJsonObject{{"kind", "begin"},
+                                                                      {"title", "symdex: indexing"},
+                                                                      {"percentage", 0}}}}));
     if (!runActive_)
         indexRunFinished("done");
 }
@@ -242,8 +246,8 @@ void Connection::indexRunStarted(uint64_t run) {
     progressToken_ = QString("symdex-index-%1").arg(run);
     progress_ = Progress::Creating;
     // The token doubles as the request id: the response names the token it created.
-    send(makeRequest(progressToken_, "window/workDoneProgress/create",
-                     QJsonObject{{"token", progressToken_}}));
+    send(protocol::makeRequest(progressToken_, "window/workDoneProgress/create",
+                               QJsonObject{{"token", progressToken_}}));
 }
 
 void Connection::indexProgress(uint32_t done, uint32_t total) {
@@ -252,14 +256,15 @@ void Connection::indexProgress(uint32_t done, uint32_t total) {
     QJsonObject value{{"kind", "report"}, {"message", QString("%1/%2 TUs").arg(done).arg(total)}};
     if (total > 0)
         value["percentage"] = int(uint64_t(done) * 100 / total);
-    send(makeNotification("$/progress", QJsonObject{{"token", progressToken_}, {"value", value}}));
+    send(protocol::makeNotification("$/progress",
+                                    QJsonObject{{"token", progressToken_}, {"value", value}}));
 }
 
 void Connection::indexRunFinished(const QString& message) {
     runActive_ = false;
     if (progress_ != Progress::Active)
         return; // a pending create ends the progress when its response comes
-    send(makeNotification(
+    send(protocol::makeNotification(
         "$/progress", QJsonObject{{"token", progressToken_},
                                   {"value", QJsonObject{{"kind", "end"}, {"message", message}}}}));
     progress_ = Progress::None;

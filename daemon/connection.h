@@ -50,7 +50,7 @@ public:
 
     /// Writes a message (already framed), or disconnects a client that reads too slowly.
     void sendFramed(const QByteArray& bytes);
-    void send(const QJsonObject& message) { sendFramed(frame(message)); }
+    void send(const QJsonObject& message) { sendFramed(protocol::frame(message)); }
     /// A worker finished request `key` (empty for a notification): write `reply` unless the
     /// request was cancelled meanwhile.
     void complete(const QString& key, const QByteArray& reply);
@@ -69,10 +69,10 @@ private:
     void written();
     bool writeBacklogged() const;
     void handleBody(const QByteArray& body);
-    void dispatch(Message&& message);
-    bool handleLifecycle(Message& message);
-    void handleResponse(const Message& message);
-    void cancel(const Message& cancelRequest);
+    void dispatch(protocol::Message&& message);
+    bool handleLifecycle(protocol::Message& message);
+    void handleResponse(const protocol::Message& message);
+    void cancel(const protocol::Message& cancelRequest);
     void failFraming(const std::string& error);
 
     enum class Progress { None, Creating, Active };
@@ -81,7 +81,7 @@ private:
     QLocalSocket* socket_; // owned (child)
     Server& server_;
     const ConnectionLimits limits_;
-    FrameReader reader_;
+    protocol::FrameReader reader_;
     /// When the client last took bytes, or when bytes began to wait for it.
     std::chrono::steady_clock::time_point lastTaken_ = std::chrono::steady_clock::now();
     bool closing_ = false;

@@ -74,7 +74,7 @@ bool Daemon::resolvePaths(std::string* error) {
 bool Daemon::start(std::string* error) {
     if (!resolvePaths(error))
         return false;
-    lock_ = InstanceLock::acquire(options_.store, socketPath_, error);
+    lock_ = protocol::InstanceLock::acquire(options_.store, socketPath_, error);
     if (!lock_)
         return false;
     try {
@@ -210,7 +210,7 @@ void Daemon::runFinished(const IndexRunReport& report) {
     server_->indexRunFinished(!report.error.empty()  ? QString::fromStdString(report.error)
                               : !report.kept.empty() ? QString::fromStdString(report.kept)
                                                      : QString("%1 TUs parsed").arg(s.tusParsed));
-    server_->broadcast(makeNotification("symdex/reindexed", runReportJson(report)));
+    server_->broadcast(protocol::makeNotification("symdex/reindexed", runReportJson(report)));
     std::vector<std::string> watch;
     watch.reserve(report.files.size() + 1);
     watch.push_back(databaseFile_); // first: the last to go when inotify watches run short

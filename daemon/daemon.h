@@ -92,7 +92,7 @@ private:
     std::string root_;
     std::string socketPath_;
     std::string databaseFile_; ///< the compile_commands.json watched
-    std::optional<InstanceLock> lock_;
+    std::optional<protocol::InstanceLock> lock_;
     std::unique_ptr<SymbolStore> store_;
     std::unique_ptr<Mailbox> mailbox_;
     std::unique_ptr<IndexService> indexer_;

@@ -72,7 +72,7 @@ std::vector<std::string> watchDirectories(const CompileDatabase& db,
     return out;
 }
 
-IndexService::IndexService(SymbolStore& store, IndexServiceOptions options, Callbacks callbacks)
+IndexService::IndexService(Store& store, IndexServiceOptions options, Callbacks callbacks)
     : store_(store), options_(std::move(options)), callbacks_(std::move(callbacks)) {}
 
 void IndexService::start() {

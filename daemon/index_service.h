@@ -11,7 +11,7 @@
 #pragma once
 
 #include "indexer/indexer.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 #include <atomic>
 #include <chrono>
@@ -91,7 +91,7 @@ public:
         std::function<void(const IndexRunReport&)> finished;
     };
 
-    IndexService(SymbolStore& store, IndexServiceOptions options, Callbacks callbacks);
+    IndexService(Store& store, IndexServiceOptions options, Callbacks callbacks);
     /// Starts the thread; the first run starts at once.
     void start();
     /// stop().
@@ -113,7 +113,7 @@ private:
     /// Why a run of `db` must keep the store (the reason, naming the database); empty if not.
     std::string keptReason(const CompileDatabase& db) const;
 
-    SymbolStore& store_;
+    Store& store_;
     const IndexServiceOptions options_;
     const Callbacks callbacks_;
     std::atomic<bool> stopping_{false};        // read by the Indexer between TUs

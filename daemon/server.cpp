@@ -21,17 +21,17 @@ unsigned defaultQueryThreads() {
 }
 
 /// Runs a handler: its result, or every failure as a JSON-RPC error. Never throws.
-std::variant<QJsonValue, RpcError> answer(RequestContext& ctx, const MethodSpec& spec,
-                                          const Message& m) {
+std::variant<QJsonValue, protocol::RpcError> answer(RequestContext& ctx, const MethodSpec& spec,
+                                                    const protocol::Message& m) {
     try {
         ctx.checkCancelled();
         return spec.fn(ctx, m.params);
-    } catch (const RpcError& e) {
+    } catch (const protocol::RpcError& e) {
         return e;
     } catch (const StoreError& e) {
-        return RpcError{kRequestFailed, QString("store error: ") + e.what()};
+        return protocol::RpcError{protocol::kRequestFailed, QString("store error: ") + e.what()};
     } catch (const std::exception& e) {
-        return RpcError{kInternalError, QString("internal error: ") + e.what()};
+        return protocol::RpcError{protocol::kInternalError, QString("internal error: ") + e.what()};
     }
 }
 
@@ -104,20 +104,20 @@ void Server::accept() {
     }
 }
 
-void Server::run(Connection& connection, const MethodSpec& spec, Message&& message,
+void Server::run(Connection& connection, const MethodSpec& spec, protocol::Message&& message,
                  PositionEncoding encoding, std::shared_ptr<std::atomic<bool>> cancelled) {
     const uint64_t connectionId = connection.id();
-    const QString key = cancelled ? idKey(message.id) : QString();
+    const QString key = cancelled ? protocol::idKey(message.id) : QString();
     workers_->post([this, &spec, message = std::move(message), encoding, connectionId, key,
                     cancelled = std::move(cancelled)]() mutable {
         static const std::atomic<bool> kNeverCancelled{false};
         RequestContext ctx{context_, encoding, cancelled ? *cancelled : kNeverCancelled};
-        std::variant<QJsonValue, RpcError> outcome = answer(ctx, spec, message);
-        const RpcError* failure = std::get_if<RpcError>(&outcome);
+        std::variant<QJsonValue, protocol::RpcError> outcome = answer(ctx, spec, message);
+        const protocol::RpcError* failure = std::get_if<protocol::RpcError>(&outcome);
         QByteArray bytes;
         if (cancelled) // serialised here, not on the Qt thread
-            bytes = failure ? frameError(message.id, failure->code, failure->message)
-                            : frameResult(message.id, std::get<QJsonValue>(outcome));
+            bytes = failure ? protocol::frameError(message.id, failure->code, failure->message)
+                            : protocol::frameResult(message.id, std::get<QJsonValue>(outcome));
         else if (failure)
             std::fprintf(stderr, "symdexd: notification %s: %s\n", qPrintable(message.method),
                          qPrintable(failure->message));
@@ -131,7 +131,7 @@ void Server::run(Connection& connection, const MethodSpec& spec, Message&& messa
 }
 
 void Server::broadcast(const QJsonObject& notification) {
-    const QByteArray bytes = frame(notification);
+    const QByteArray bytes = protocol::frame(notification);
     for (auto& [id, connection] : connections_)
         if (connection->initialized())
             connection->sendFramed(bytes);

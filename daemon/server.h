@@ -42,7 +42,7 @@ public:
 
     /// Hands a request (cancelled != nullptr) or notification to a worker; the reply comes back
     /// to `connection` through the mailbox, unless it is gone by then.
-    void run(Connection& connection, const MethodSpec& spec, Message&& message,
+    void run(Connection& connection, const MethodSpec& spec, protocol::Message&& message,
              PositionEncoding encoding, std::shared_ptr<std::atomic<bool>> cancelled);
 
     /// Sends a notification to every initialized connection.

@@ -88,7 +88,7 @@ struct StoredState {
     std::unordered_map<std::string, uint32_t> ids;    ///< path -> file id
     std::unordered_map<uint32_t, std::string> absent; ///< TuRecord::absentIds -> path
 
-    explicit StoredState(const SymbolStore& store) {
+    explicit StoredState(const Store& store) {
         const StoreSnapshot snapshot = store.snapshot();
         snapshot.forEachAbsentPath(
             [&](uint32_t id, const std::string& path) { absent.emplace(id, path); });
@@ -122,7 +122,7 @@ std::optional<std::chrono::milliseconds> parseTuTimeout(std::string_view seconds
     return std::chrono::milliseconds(value * 1000);
 }
 
-Indexer::Indexer(SymbolStore& store, IndexOptions options)
+Indexer::Indexer(Store& store, IndexOptions options)
     : store_(store), options_(options),
       threads_(options.threads ? options.threads
                                : std::max(1u, std::thread::hardware_concurrency())),
@@ -174,7 +174,7 @@ struct Indexer::Run {
     std::vector<char> parsed;
     std::vector<std::vector<TuFailure>> headerErrors; ///< headers it extracted with errors
 
-    Run(const CompileDatabase& database, unsigned threads, const SymbolStore& store)
+    Run(const CompileDatabase& database, unsigned threads, const Store& store)
         : db(database), n(database.commands.size()), arena(static_cast<int>(threads)),
           before(store), dirty(n, 0), rankOf(n, 0), included(n), extracted(n), absent(n),
           results(n), parsed(n, 0), headerErrors(n) {}

@@ -5,7 +5,7 @@
 
 #include "indexer/compile_db.h"
 #include "indexer/tu_parser.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 #include <atomic>
 #include <chrono>
@@ -137,7 +137,7 @@ struct IndexSummary {
 
 class Indexer {
 public:
-    Indexer(SymbolStore& store, IndexOptions options);
+    Indexer(Store& store, IndexOptions options);
     ~Indexer();
 
     /// Brings the store up to date with `db`. Store errors propagate as StoreError; a bad TU
@@ -173,7 +173,7 @@ private:
     void cleanUp(Run& run);
     void summarize(Run& run);
 
-    SymbolStore& store_;
+    Store& store_;
     IndexOptions options_;
     unsigned threads_;
     std::unique_ptr<SlotCounters[]> slots_; // one per arena slot

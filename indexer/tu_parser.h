@@ -4,7 +4,7 @@
 #pragma once
 
 #include "indexer/compile_db.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 #include <clang-c/Index.h>
 

@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 namespace {
 
@@ -165,4 +165,4 @@ std::optional<QJsonObject> RpcClient::waitForNotification(const QString& method,
     return std::nullopt;
 }
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

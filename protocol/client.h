@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 /// A JSON-RPC error answer, or a lost connection (code 0).
 class RpcFailure : public std::runtime_error {
@@ -70,4 +70,4 @@ private:
     std::deque<QJsonObject> notifications_;
 };
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

@@ -7,7 +7,7 @@
 #include <limits>
 #include <optional>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 namespace {
 
@@ -137,4 +137,4 @@ QByteArray frame(const QJsonObject& message) {
     return frame(QJsonDocument(message).toJson(QJsonDocument::Compact));
 }
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <string>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 /// The largest request body the daemon accepts (docs/protocol.md): a bigger Content-Length closes
 /// the connection, since skipping the body would mean trusting the rest of a broken stream. It
@@ -57,4 +57,4 @@ private:
 QByteArray frame(const QByteArray& json);
 QByteArray frame(const QJsonObject& message);
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 namespace {
 
@@ -100,4 +100,4 @@ std::optional<DaemonInfo> findDaemon(const std::filesystem::path& storeDirectory
     return info;
 }
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <utility>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 /// What a running daemon wrote into its lock file.
 struct DaemonInfo {
@@ -50,4 +50,4 @@ private:
 /// or when one is starting and has not written its socket path yet.
 std::optional<DaemonInfo> findDaemon(const std::filesystem::path& storeDirectory);
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 namespace {
 
@@ -205,4 +205,4 @@ QString idKey(const RequestId& id) {
     return "null";
 }
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

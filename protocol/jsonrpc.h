@@ -14,7 +14,7 @@
 
 #include <optional>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 /// JSON-RPC 2.0 and LSP error codes.
 enum ErrorCode : int {
@@ -80,4 +80,4 @@ QJsonObject makeRequest(const QJsonValue& id, const QString& method, const QJson
 /// by their text, so 2^70 and 2^70 + 1 are two ids although one double holds both.
 QString idKey(const RequestId& id);
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 namespace {
 
@@ -131,4 +131,4 @@ QJsonObject storeStatsToJson(const StoreStats& st) {
                        {"diskBytes", qint64(st.diskBytes)}};
 }
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

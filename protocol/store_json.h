@@ -11,7 +11,7 @@
 
 #include <optional>
 
-namespace symdex::daemon {
+namespace symdex::protocol {
 
 /// A USR hash as 16 hex digits: JSON numbers cannot hold 64 bits.
 QString usrHashToJson(uint64_t usrHash);
@@ -31,4 +31,4 @@ std::optional<NameMatch> nameMatchFromJson(const QJsonObject& o);
 
 QJsonObject storeStatsToJson(const StoreStats& stats);
 
-} // namespace symdex::daemon
+} // namespace symdex::protocol

@@ -5,7 +5,8 @@
 
 namespace symdex {
 
-void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesystem::path& root) {
+void dumpStore(const Store& store, std::ostream& out, const std::filesystem::path& root) {
+    const StoreSnapshot snapshot = store.snapshot(); // one consistent state, dumped whole
     auto shown = [&](const std::string& path) {
         if (root.empty())
             return path;
@@ -14,7 +15,7 @@ void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesyste
     };
     std::map<std::string, FileRecord> files; // by path: ids depend on commit order
     std::map<uint32_t, std::string> pathOf;
-    store.forEachFile([&](uint32_t id, const FileRecord& f) {
+    snapshot.forEachFile([&](uint32_t id, const FileRecord& f) {
         files.emplace(f.path, f);
         pathOf.emplace(id, f.path);
     });
@@ -25,7 +26,8 @@ void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesyste
     std::map<uint64_t, std::string> names;
     std::map<std::string, std::vector<Symbol>> symbols;
     for (const auto& [path, record] : files) {
-        std::vector<Symbol> fileSymbols = store.fileSymbols(path).value_or(std::vector<Symbol>{});
+        std::vector<Symbol> fileSymbols =
+            snapshot.fileSymbols(path).value_or(std::vector<Symbol>{});
         for (const Symbol& s : fileSymbols)
             names.emplace(s.usrHash(), s.qualifiedName);
         symbols.emplace(path, std::move(fileSymbols));
@@ -44,7 +46,8 @@ void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesyste
                 << (s.isDefinition() ? " [definition]" : "") << " extent " << s.extent.begin.line
                 << ":" << s.extent.begin.column << "-" << s.extent.end.line << ":"
                 << s.extent.end.column << " " << s.usr << "\n";
-        for (const Reference& r : store.fileReferences(path).value_or(std::vector<Reference>{})) {
+        for (const Reference& r :
+             snapshot.fileReferences(path).value_or(std::vector<Reference>{})) {
             auto name = names.find(r.usrHash);
             out << shown(path) << ":" << r.location.line << ":" << r.location.column << ": "
                 << roleName(r.roles) << " -> " << (name == names.end() ? "?" : name->second)
@@ -52,7 +55,7 @@ void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesyste
         }
     }
     std::map<std::string, TuRecord> tus;
-    store.forEachTu([&](const std::string& path, const TuRecord& tu) { tus.emplace(path, tu); });
+    snapshot.forEachTu([&](const std::string& path, const TuRecord& tu) { tus.emplace(path, tu); });
     for (const auto& [path, tu] : tus)
         out << "tu " << shown(path) << " " << tuStatusName(tu.status) << " errors " << tu.errorCount
             << " warnings " << tu.warningCount << " files " << tu.fileIds.size() << "\n";

@@ -3,7 +3,7 @@
 // are equal; used by tests and by `symdex dump` to compare runs (thread counts, lock modes).
 #pragma once
 
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 #include <filesystem>
 #include <ostream>
@@ -11,6 +11,6 @@
 namespace symdex {
 
 /// Writes the dump; paths are printed relative to `root` when they lie below it.
-void dumpStore(const SymbolStore& store, std::ostream& out, const std::filesystem::path& root = {});
+void dumpStore(const Store& store, std::ostream& out, const std::filesystem::path& root = {});
 
 } // namespace symdex

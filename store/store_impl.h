@@ -3,7 +3,9 @@
 #pragma once
 
 #include "store/lmdb.h"
+#include "store/lmdb_layout.h"
 #include "store/lock_telemetry.h"
+#include "store/name_search.h"
 #include "store/overlay.h"
 #include "store/symbol_store.h"
 
@@ -66,18 +68,6 @@ struct PendingTu {
 };
 
 using WriteOp = std::variant<PendingTu, StoreEdit>;
-
-/// Key helpers shared by both paths.
-std::string fileIdKey(uint32_t fileId);
-std::string rowKey(uint32_t fileId, uint32_t seq);
-std::string usrKey(uint64_t usrHash);
-/// ASCII lower case (names are compared case-insensitively byte by byte).
-std::string lowerAscii(std::string_view s);
-/// The names-index key of a name: ASCII lower case, capped below LMDB's 511-byte key limit.
-std::string nameKey(std::string_view name);
-
-inline constexpr char kDeclTag = 'D';
-inline constexpr char kRefTag = 'R';
 
 class SymbolStore::Impl {
 public:

@@ -11,39 +11,6 @@
 
 namespace symdex {
 
-std::string fileIdKey(uint32_t fileId) {
-    std::string key;
-    appendBigEndian(key, fileId, 4);
-    return key;
-}
-
-std::string rowKey(uint32_t fileId, uint32_t seq) {
-    std::string key;
-    key.reserve(8);
-    appendBigEndian(key, fileId, 4);
-    appendBigEndian(key, seq, 4);
-    return key;
-}
-
-std::string usrKey(uint64_t usrHash) {
-    std::string key;
-    appendBigEndian(key, usrHash, 8);
-    return key;
-}
-
-std::string lowerAscii(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = char(c - 'A' + 'a');
-    return out;
-}
-
-std::string nameKey(std::string_view name) {
-    constexpr size_t kMaxNameKey = 400;
-    return lowerAscii(name.substr(0, kMaxNameKey));
-}
-
 std::pair<const uint32_t*, const uint32_t*> EncodedFile::symbolsNamed(std::string_view key) const {
     auto range = std::equal_range(
         symbolsByName.begin(), symbolsByName.end(), key, [&](const auto& a, const auto& b) {
@@ -308,24 +275,6 @@ private:
             txn_.del(s_.usrs, usrKey(ref->usrHash), usrValue(id, kRefTag, seq));
             cursor.del();
         }
-    }
-
-    static std::string nameValue(uint64_t usrHash, uint32_t id, uint32_t seq) {
-        std::string v;
-        v.reserve(16);
-        appendBigEndian(v, usrHash, 8);
-        appendBigEndian(v, id, 4);
-        appendBigEndian(v, seq, 4);
-        return v;
-    }
-
-    static std::string usrValue(uint32_t id, char tag, uint32_t seq) {
-        std::string v;
-        v.reserve(9);
-        appendBigEndian(v, id, 4);
-        v.push_back(tag);
-        appendBigEndian(v, seq, 4);
-        return v;
     }
 
     lmdb::Txn& txn_;

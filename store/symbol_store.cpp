@@ -1,6 +1,7 @@
 // Opening the store and the read path. Every query runs in one short read transaction: a
 // consistent snapshot that never waits for the writer (LMDB MVCC).
 #include "store/encoding.h"
+#include "store/snapshot_view.h"
 #include "store/store_check.h"
 #include "store/store_impl.h"
 
@@ -20,37 +21,6 @@ namespace {
 
 constexpr unsigned kMaxDbs = 10;
 constexpr unsigned kMaxReaders = 512;
-
-bool endsWithScope(std::string_view qualified, std::string_view tail) {
-    if (qualified == tail)
-        return true;
-    return qualified.size() > tail.size() + 2 && qualified.ends_with(tail) &&
-           qualified.substr(qualified.size() - tail.size() - 2, 2) == "::";
-}
-
-/// The last component of a possibly qualified name, ignoring "::" inside template arguments.
-std::string_view lastComponent(std::string_view name) {
-    int depth = 0;
-    for (size_t i = name.size(); i-- > 0;) {
-        char c = name[i];
-        if (c == '>')
-            ++depth;
-        else if (c == '<')
-            --depth;
-        else if (depth == 0 && c == ':' && i > 0 && name[i - 1] == ':')
-            return name.substr(i + 1);
-    }
-    return name;
-}
-
-/// Whether the characters of `needle` appear in `text` in order.
-bool isSubsequence(std::string_view needle, std::string_view text) {
-    size_t i = 0;
-    for (char c : text)
-        if (i < needle.size() && c == needle[i])
-            ++i;
-    return i == needle.size();
-}
 
 int acquireWriterLock(const std::filesystem::path& dir) {
     const std::string path = (dir / "writer.lock").string();
@@ -107,22 +77,6 @@ lmdb::Env openEnv(const StoreOptions& options) {
     }
     return lmdb::Env::open(options.directory, options.initialMapSize, kMaxDbs, kMaxReaders,
                            flags | MDB_NOLOCK);
-}
-
-/// Within a rank: primary templates and plain symbols before specializations, definitions before
-/// declarations, then shorter qualified names (std::vector before std::pmr::vector).
-void sortMatches(std::vector<NameMatch>& matches) {
-    std::stable_sort(matches.begin(), matches.end(), [](const NameMatch& a, const NameMatch& b) {
-        const Symbol& x = a.best.symbol;
-        const Symbol& y = b.best.symbol;
-        auto key = [](const NameMatch& m, const Symbol& s) {
-            return std::make_tuple(m.rank, bool(s.flags & kSpecialization), !s.isDefinition(),
-                                   s.qualifiedName.size());
-        };
-        if (key(a, x) != key(b, y))
-            return key(a, x) < key(b, y);
-        return x.qualifiedName < y.qualifiedName;
-    });
 }
 
 /// Reads rows of one snapshot, caching file paths by id.
@@ -210,49 +164,6 @@ std::shared_lock<CountedSharedMutex> globalReadLock(const SymbolStore::Impl& s) 
 }
 
 } // namespace
-
-/// What a snapshot reads: the files staged in the overlay, taken first, then an LMDB read
-/// transaction taken after. A file staged at the first step shadows its committed rows; a file
-/// committed and unstaged before the first step is in the transaction. Either way each file is
-/// seen whole, and every query of the snapshot sees the same files.
-class StoreSnapshot::View {
-public:
-    explicit View(const SymbolStore::Impl& s)
-        : s_(s), global_(globalReadLock(s)), staged_(s.overlay.staged()), read_(s.beginRead()),
-          reader_(s, read_.txn) {
-        for (const auto& file : staged_)
-            stagedByPath_.emplace(file->record.path, file.get());
-    }
-
-    const SymbolStore::Impl& store() const { return s_; }
-    SnapshotReader& reader() { return reader_; }
-    const lmdb::Txn& txn() const { return read_.txn; }
-    const std::vector<std::shared_ptr<const EncodedFile>>& staged() const { return staged_; }
-    /// The staged contents of `path`, if it was staged when the snapshot was taken.
-    const EncodedFile* stagedFile(const std::string& path) const {
-        auto it = stagedByPath_.find(path);
-        return it == stagedByPath_.end() ? nullptr : it->second;
-    }
-
-    /// Whether the committed rows of file `id` are replaced by staged contents.
-    bool shadowed(uint32_t id) {
-        if (staged_.empty())
-            return false;
-        auto [it, inserted] = shadowed_.try_emplace(id, false);
-        if (inserted)
-            it->second = stagedFile(reader_.path(id)) != nullptr;
-        return it->second;
-    }
-
-private:
-    const SymbolStore::Impl& s_;
-    std::shared_lock<CountedSharedMutex> global_;
-    std::vector<std::shared_ptr<const EncodedFile>> staged_;
-    std::unordered_map<std::string, const EncodedFile*> stagedByPath_;
-    SymbolStore::Impl::ReadTxn read_;
-    SnapshotReader reader_;
-    std::unordered_map<uint32_t, bool> shadowed_;
-};
 
 namespace {
 
@@ -456,349 +367,212 @@ CountedSharedMutex& SymbolStore::globalLock() const {
     return impl_->globalMu;
 }
 
-std::optional<FileRecord> StoreSnapshot::file(const std::string& path) const {
-    if (const EncodedFile* staged = view_->stagedFile(path))
-        return staged->record;
-    uint32_t id = view_->reader().fileId(path);
-    if (!id)
-        return std::nullopt;
-    auto bytes = view_->txn().get(view_->store().files, fileIdKey(id));
-    return bytes ? decodeFileRecord(*bytes) : std::nullopt;
-}
+namespace {
 
-void StoreSnapshot::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
-    std::unordered_map<std::string, const EncodedFile*> staged;
-    for (const auto& file : view_->staged())
-        staged.emplace(file->record.path, file.get());
-    lmdb::Cursor cursor(view_->txn(), view_->store().files);
-    std::string_view k, v;
-    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
-        auto record = decodeFileRecord(v);
-        if (!record)
-            throw damagedStore(view_->store().options.directory, "corrupt file record");
-        auto it = staged.find(record->path);
-        if (it == staged.end()) {
-            fn(uint32_t(readBigEndian(k, 4)), *record);
-            continue;
-        }
-        fn(uint32_t(readBigEndian(k, 4)), it->second->record);
-        staged.erase(it);
+/// What a snapshot of the LMDB store reads: the files staged in the overlay, taken first, then an
+/// LMDB read transaction taken after. A file staged at the first step shadows its committed rows;
+/// a file committed and unstaged before the first step is in the transaction. Either way each file
+/// is seen whole, and every query of the snapshot sees the same files.
+class LmdbView final : public StoreSnapshot::View {
+public:
+    explicit LmdbView(const SymbolStore::Impl& s)
+        : s_(s), global_(globalReadLock(s)), staged_(s.overlay.staged()), read_(s.beginRead()),
+          reader_(s, read_.txn) {
+        for (const auto& file : staged_)
+            stagedByPath_.emplace(file->record.path, file.get());
     }
-    for (const auto& [path, file] : staged)
-        fn(0, file->record); // not committed yet: no id
-}
 
-std::optional<TuRecord> StoreSnapshot::tu(const std::string& mainFile) const {
-    uint32_t id = view_->reader().fileId(mainFile);
-    if (!id)
-        return std::nullopt;
-    auto bytes = view_->txn().get(view_->store().tus, fileIdKey(id));
-    return bytes ? decodeTuRecord(*bytes) : std::nullopt;
-}
-
-void StoreSnapshot::forEachTu(
-    const std::function<void(const std::string&, const TuRecord&)>& fn) const {
-    SnapshotReader& reader = view_->reader();
-    lmdb::Cursor cursor(view_->txn(), view_->store().tus);
-    std::string_view k, v;
-    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
-        auto record = decodeTuRecord(v);
-        if (!record)
-            throw damagedStore(view_->store().options.directory, "corrupt translation unit record");
-        fn(reader.path(uint32_t(readBigEndian(k, 4))), *record);
+    std::optional<FileRecord> file(const std::string& path) override {
+        if (const EncodedFile* staged = stagedFile(path))
+            return staged->record;
+        uint32_t id = reader_.fileId(path);
+        if (!id)
+            return std::nullopt;
+        auto bytes = txn().get(s_.files, fileIdKey(id));
+        return bytes ? decodeFileRecord(*bytes) : std::nullopt;
     }
-}
 
-void StoreSnapshot::forEachAbsentPath(
-    const std::function<void(uint32_t, const std::string&)>& fn) const {
-    lmdb::Cursor cursor(view_->txn(), view_->store().absent);
-    std::string_view k, v;
-    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
-        fn(uint32_t(readBigEndian(k, 4)), std::string(v));
-}
-
-std::vector<uint64_t> StoreSnapshot::resolveName(std::string_view name) const {
-    while (name.starts_with("::"))
-        name.remove_prefix(2);
-    const std::string_view last = lastComponent(name);
-    const bool qualified = last.size() != name.size();
-    View& view = *view_;
-    SnapshotReader& reader = view.reader();
-
-    struct Candidate {
-        uint64_t usrHash;
-        Symbol symbol;
-    };
-    std::vector<Candidate> candidates;
-    const std::string key = nameKey(last);
-    reader.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
-        if (view.shadowed(id))
-            return;
-        if (auto symbol = reader.symbol(id, seq))
-            candidates.push_back({usrHash, std::move(*symbol)});
-    });
-    for (const auto& file : view.staged()) {
-        auto [begin, end] = file->symbolsNamed(key);
-        for (const uint32_t* seq = begin; seq != end; ++seq)
-            candidates.push_back({file->symbols[*seq].usrHash, stagedSymbol(*file, *seq)});
-    }
-    auto collect = [&](bool caseSensitive) {
-        std::vector<uint64_t> out;
-        const std::string lowerName = lowerAscii(name), lowerLast = lowerAscii(last);
-        for (const Candidate& c : candidates) {
-            bool match;
-            if (caseSensitive)
-                match = c.symbol.name == last &&
-                        (!qualified || endsWithScope(c.symbol.qualifiedName, name));
-            else
-                match =
-                    lowerAscii(c.symbol.name) == lowerLast &&
-                    (!qualified || endsWithScope(lowerAscii(c.symbol.qualifiedName), lowerName));
-            if (match && std::find(out.begin(), out.end(), c.usrHash) == out.end())
-                out.push_back(c.usrHash);
-        }
-        return out;
-    };
-    std::vector<uint64_t> exact = collect(true);
-    return exact.empty() ? collect(false) : exact;
-}
-
-std::vector<SymbolHit> StoreSnapshot::occurrences(uint64_t usrHash) const {
-    View& view = *view_;
-    SnapshotReader& reader = view.reader();
-    std::vector<SymbolHit> hits;
-    reader.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
-        if (tag != kDeclTag || view.shadowed(id))
-            return;
-        if (auto symbol = reader.symbol(id, seq))
-            hits.push_back({std::move(*symbol), reader.path(id)});
-    });
-    for (const auto& file : view.staged())
-        for (uint32_t seq : EncodedFile::withUsr(file->symbolsByUsr, usrHash))
-            hits.push_back({stagedSymbol(*file, seq), file->record.path});
-    std::sort(hits.begin(), hits.end(), [](const SymbolHit& a, const SymbolHit& b) {
-        return std::tie(a.path, a.symbol.location) < std::tie(b.path, b.symbol.location);
-    });
-    return hits;
-}
-
-std::vector<ReferenceHit> StoreSnapshot::references(uint64_t usrHash) const {
-    View& view = *view_;
-    SnapshotReader& reader = view.reader();
-    std::vector<ReferenceHit> hits;
-    reader.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
-        if (tag != kRefTag || view.shadowed(id))
-            return;
-        if (auto ref = reader.reference(id, seq))
-            hits.push_back({*ref, reader.path(id)});
-    });
-    for (const auto& file : view.staged())
-        for (uint32_t seq : EncodedFile::withUsr(file->refsByUsr, usrHash))
-            hits.push_back({stagedReference(*file, seq), file->record.path});
-    std::sort(hits.begin(), hits.end(), [](const ReferenceHit& a, const ReferenceHit& b) {
-        return std::tie(a.path, a.reference.location) < std::tie(b.path, b.reference.location);
-    });
-    return hits;
-}
-
-std::optional<std::vector<Symbol>> StoreSnapshot::fileSymbols(const std::string& path) const {
-    if (const EncodedFile* staged = view_->stagedFile(path)) {
-        std::vector<Symbol> symbols;
-        symbols.reserve(staged->symbols.size());
-        for (uint32_t seq = 0; seq < staged->symbols.size(); ++seq)
-            symbols.push_back(stagedSymbol(*staged, seq));
-        return symbols;
-    }
-    return view_->reader().fileRows<Symbol>(path, view_->store().symbols, decodeSymbol);
-}
-
-std::optional<std::vector<Reference>> StoreSnapshot::fileReferences(const std::string& path) const {
-    if (const EncodedFile* staged = view_->stagedFile(path)) {
-        std::vector<Reference> refs;
-        refs.reserve(staged->references.size());
-        for (uint32_t seq = 0; seq < staged->references.size(); ++seq)
-            refs.push_back(stagedReference(*staged, seq));
-        return refs;
-    }
-    return view_->reader().fileRows<Reference>(path, view_->store().refs, decodeReference);
-}
-
-std::vector<NameMatch> StoreSnapshot::findSymbols(std::string_view pattern, size_t limit,
-                                                  bool subsequence) const {
-    while (pattern.starts_with("::"))
-        pattern.remove_prefix(2);
-    const std::string_view last = lastComponent(pattern);
-    const bool qualified = last.size() != pattern.size();
-    const std::string needle = nameKey(last);
-    const std::string lowerPattern = lowerAscii(pattern);
-    if (needle.empty())
-        return {};
-
-    View& view = *view_;
-    SnapshotReader& reader = view.reader();
-
-    // Rank the distinct name keys first (cheap: keys only), then expand them in rank order.
-    constexpr int kRanks = 4;
-    std::vector<std::string> keys[kRanks];
-    auto classify = [&](std::string_view k) {
-        if (k == needle)
-            keys[0].emplace_back(k);
-        else if (k.starts_with(needle))
-            keys[1].emplace_back(k);
-        else if (k.find(needle) != std::string_view::npos)
-            keys[2].emplace_back(k);
-        else if (subsequence && isSubsequence(needle, k))
-            keys[3].emplace_back(k);
-    };
-    {
-        lmdb::Cursor cursor(view.txn(), view_->store().names);
+    void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) override {
+        std::unordered_map<std::string, const EncodedFile*> staged = stagedByPath_;
+        lmdb::Cursor cursor(txn(), s_.files);
         std::string_view k, v;
-        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT_NODUP, k, v))
-            classify(k);
-    }
-    for (const auto& file : view.staged())
-        for (size_t i = 0; i < file->symbolsByName.size(); ++i) {
-            std::string_view k = file->symbols[file->symbolsByName[i]].nameKey;
-            if (i == 0 || k != file->symbols[file->symbolsByName[i - 1]].nameKey)
-                classify(k);
-        }
-    for (auto& group : keys) {
-        std::sort(group.begin(), group.end(), [](const std::string& a, const std::string& b) {
-            return std::make_pair(a.size(), std::string_view(a)) <
-                   std::make_pair(b.size(), std::string_view(b));
-        });
-        group.erase(std::unique(group.begin(), group.end()), group.end());
-    }
-
-    std::vector<NameMatch> matches;
-    std::unordered_map<uint64_t, size_t> byUsr;
-    for (int rank = 0; rank < kRanks && matches.size() < limit; ++rank) {
-        for (const std::string& key : keys[rank]) {
-            if (matches.size() >= limit)
-                break;
-            // Expand one key completely so a symbol's best occurrence is chosen among all.
-            auto add = [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
-                if (qualified &&
-                    lowerAscii(symbol.qualifiedName).find(lowerPattern) == std::string::npos)
-                    return;
-                auto [it, inserted] = byUsr.try_emplace(usrHash, matches.size());
-                if (inserted) {
-                    if (matches.size() >= limit) {
-                        byUsr.erase(it);
-                        return;
-                    }
-                    matches.push_back({MatchRank(rank), {std::move(symbol), path}, 1});
-                    return;
-                }
-                NameMatch& match = matches[it->second];
-                ++match.occurrences;
-                if (symbol.isDefinition() && !match.best.symbol.isDefinition())
-                    match.best = {std::move(symbol), path};
-            };
-            reader.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
-                if (view.shadowed(id))
-                    return;
-                if (auto symbol = reader.symbol(id, seq))
-                    add(usrHash, std::move(*symbol), reader.path(id));
-            });
-            for (const auto& file : view.staged()) {
-                auto [begin, end] = file->symbolsNamed(key);
-                for (const uint32_t* seq = begin; seq != end; ++seq)
-                    add(file->symbols[*seq].usrHash, stagedSymbol(*file, *seq), file->record.path);
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+            auto record = decodeFileRecord(v);
+            if (!record)
+                throw damagedStore(s_.options.directory, "corrupt file record");
+            auto it = staged.find(record->path);
+            if (it == staged.end()) {
+                fn(uint32_t(readBigEndian(k, 4)), *record);
+                continue;
             }
+            fn(uint32_t(readBigEndian(k, 4)), it->second->record);
+            staged.erase(it);
+        }
+        for (const auto& [path, file] : staged)
+            fn(0, file->record); // not committed yet: no id
+    }
+
+    std::optional<TuRecord> tu(const std::string& mainFile) override {
+        uint32_t id = reader_.fileId(mainFile);
+        if (!id)
+            return std::nullopt;
+        auto bytes = txn().get(s_.tus, fileIdKey(id));
+        return bytes ? decodeTuRecord(*bytes) : std::nullopt;
+    }
+
+    void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) override {
+        lmdb::Cursor cursor(txn(), s_.tus);
+        std::string_view k, v;
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+            auto record = decodeTuRecord(v);
+            if (!record)
+                throw damagedStore(s_.options.directory, "corrupt translation unit record");
+            fn(reader_.path(uint32_t(readBigEndian(k, 4))), *record);
         }
     }
-    sortMatches(matches);
-    return matches;
-}
 
-StoreStats StoreSnapshot::stats() const {
-    const lmdb::Txn& txn = view_->txn();
-    StoreStats st;
-    st.formatVersion = kStoreFormatVersion;
-    st.files = txn.entries(view_->store().files);
-    st.tus = txn.entries(view_->store().tus);
-    st.symbols = txn.entries(view_->store().symbols);
-    st.references = txn.entries(view_->store().refs);
-    {
-        lmdb::Cursor cursor(txn, view_->store().names);
+    void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) override {
+        lmdb::Cursor cursor(txn(), s_.absent);
         std::string_view k, v;
-        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT_NODUP, k, v))
-            ++st.distinctNames;
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
+            fn(uint32_t(readBigEndian(k, 4)), std::string(v));
     }
-    lmdb::Cursor cursor(txn, view_->store().tus);
-    std::string_view k, v;
-    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
-        auto record = decodeTuRecord(v);
-        if (!record)
-            throw damagedStore(view_->store().options.directory, "corrupt translation unit record");
-        st.tusWithErrors += record->status == TuStatus::Errors;
-        st.tusFailed += record->status == TuStatus::Failed || record->status == TuStatus::Crashed;
-    }
-    st.mapSize = view_->store().env.mapSize();
-    std::error_code ec;
-    st.diskBytes = std::filesystem::file_size(view_->store().options.directory / "data.mdb", ec);
-    return st;
-}
 
-StoreSnapshot::StoreSnapshot(std::unique_ptr<View> view) : view_(std::move(view)) {}
-StoreSnapshot::StoreSnapshot(StoreSnapshot&&) noexcept = default;
-StoreSnapshot& StoreSnapshot::operator=(StoreSnapshot&&) noexcept = default;
-StoreSnapshot::~StoreSnapshot() = default;
+    void forEachNameKey(const std::function<void(std::string_view)>& fn) override {
+        {
+            lmdb::Cursor cursor(txn(), s_.names);
+            std::string_view k, v;
+            for (bool more = cursor.get(MDB_FIRST, k, v); more;
+                 more = cursor.get(MDB_NEXT_NODUP, k, v))
+                fn(k);
+        }
+        for (const auto& file : staged_)
+            for (size_t i = 0; i < file->symbolsByName.size(); ++i) {
+                std::string_view k = file->symbols[file->symbolsByName[i]].nameKey;
+                if (i == 0 || k != file->symbols[file->symbolsByName[i - 1]].nameKey)
+                    fn(k);
+            }
+    }
+
+    void forEachSymbolNamed(
+        std::string_view key,
+        const std::function<void(uint64_t, Symbol&&, const std::string&)>& fn) override {
+        reader_.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
+            if (shadowed(id))
+                return;
+            if (auto symbol = reader_.symbol(id, seq))
+                fn(usrHash, std::move(*symbol), reader_.path(id));
+        });
+        for (const auto& file : staged_) {
+            auto [begin, end] = file->symbolsNamed(key);
+            for (const uint32_t* seq = begin; seq != end; ++seq)
+                fn(file->symbols[*seq].usrHash, stagedSymbol(*file, *seq), file->record.path);
+        }
+    }
+
+    void forEachOccurrence(uint64_t usrHash,
+                           const std::function<void(Symbol&&, const std::string&)>& fn) override {
+        reader_.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
+            if (tag != kDeclTag || shadowed(id))
+                return;
+            if (auto symbol = reader_.symbol(id, seq))
+                fn(std::move(*symbol), reader_.path(id));
+        });
+        for (const auto& file : staged_)
+            for (uint32_t seq : EncodedFile::withUsr(file->symbolsByUsr, usrHash))
+                fn(stagedSymbol(*file, seq), file->record.path);
+    }
+
+    void
+    forEachReference(uint64_t usrHash,
+                     const std::function<void(const Reference&, const std::string&)>& fn) override {
+        reader_.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
+            if (tag != kRefTag || shadowed(id))
+                return;
+            if (auto ref = reader_.reference(id, seq))
+                fn(*ref, reader_.path(id));
+        });
+        for (const auto& file : staged_)
+            for (uint32_t seq : EncodedFile::withUsr(file->refsByUsr, usrHash))
+                fn(stagedReference(*file, seq), file->record.path);
+    }
+
+    std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) override {
+        if (const EncodedFile* staged = stagedFile(path)) {
+            std::vector<Symbol> symbols;
+            symbols.reserve(staged->symbols.size());
+            for (uint32_t seq = 0; seq < staged->symbols.size(); ++seq)
+                symbols.push_back(stagedSymbol(*staged, seq));
+            return symbols;
+        }
+        return reader_.fileRows<Symbol>(path, s_.symbols, decodeSymbol);
+    }
+
+    std::optional<std::vector<Reference>> fileReferences(const std::string& path) override {
+        if (const EncodedFile* staged = stagedFile(path)) {
+            std::vector<Reference> refs;
+            refs.reserve(staged->references.size());
+            for (uint32_t seq = 0; seq < staged->references.size(); ++seq)
+                refs.push_back(stagedReference(*staged, seq));
+            return refs;
+        }
+        return reader_.fileRows<Reference>(path, s_.refs, decodeReference);
+    }
+
+    StoreStats stats() override {
+        StoreStats st;
+        st.formatVersion = kStoreFormatVersion;
+        st.files = txn().entries(s_.files);
+        st.tus = txn().entries(s_.tus);
+        st.symbols = txn().entries(s_.symbols);
+        st.references = txn().entries(s_.refs);
+        {
+            lmdb::Cursor cursor(txn(), s_.names);
+            std::string_view k, v;
+            for (bool more = cursor.get(MDB_FIRST, k, v); more;
+                 more = cursor.get(MDB_NEXT_NODUP, k, v))
+                ++st.distinctNames;
+        }
+        forEachTu([&](const std::string&, const TuRecord& record) {
+            st.tusWithErrors += record.status == TuStatus::Errors;
+            st.tusFailed += record.status == TuStatus::Failed || record.status == TuStatus::Crashed;
+        });
+        st.mapSize = s_.env.mapSize();
+        std::error_code ec;
+        st.diskBytes = std::filesystem::file_size(s_.options.directory / "data.mdb", ec);
+        return st;
+    }
+
+private:
+    const lmdb::Txn& txn() const { return read_.txn; }
+    /// The staged contents of `path`, if it was staged when the snapshot was taken.
+    const EncodedFile* stagedFile(const std::string& path) const {
+        auto it = stagedByPath_.find(path);
+        return it == stagedByPath_.end() ? nullptr : it->second;
+    }
+
+    /// Whether the committed rows of file `id` are replaced by staged contents.
+    bool shadowed(uint32_t id) {
+        if (staged_.empty())
+            return false;
+        auto [it, inserted] = shadowed_.try_emplace(id, false);
+        if (inserted)
+            it->second = stagedFile(reader_.path(id)) != nullptr;
+        return it->second;
+    }
+
+    const SymbolStore::Impl& s_;
+    std::shared_lock<CountedSharedMutex> global_;
+    std::vector<std::shared_ptr<const EncodedFile>> staged_;
+    std::unordered_map<std::string, const EncodedFile*> stagedByPath_;
+    SymbolStore::Impl::ReadTxn read_;
+    SnapshotReader reader_;
+    std::unordered_map<uint32_t, bool> shadowed_;
+};
+
+} // namespace
 
 StoreSnapshot SymbolStore::snapshot() const {
-    return StoreSnapshot(std::make_unique<StoreSnapshot::View>(*impl_));
+    return StoreSnapshot(std::make_unique<LmdbView>(*impl_));
 }
-
-std::optional<FileRecord> SymbolStore::file(const std::string& path) const {
-    return snapshot().file(path);
-}
-
-void SymbolStore::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
-    snapshot().forEachFile(fn);
-}
-
-std::optional<TuRecord> SymbolStore::tu(const std::string& mainFile) const {
-    return snapshot().tu(mainFile);
-}
-
-void SymbolStore::forEachTu(
-    const std::function<void(const std::string&, const TuRecord&)>& fn) const {
-    snapshot().forEachTu(fn);
-}
-
-void SymbolStore::forEachAbsentPath(
-    const std::function<void(uint32_t, const std::string&)>& fn) const {
-    snapshot().forEachAbsentPath(fn);
-}
-
-std::vector<NameMatch> SymbolStore::findSymbols(std::string_view pattern, size_t limit,
-                                                bool subsequence) const {
-    return snapshot().findSymbols(pattern, limit, subsequence);
-}
-
-std::vector<uint64_t> SymbolStore::resolveName(std::string_view name) const {
-    return snapshot().resolveName(name);
-}
-
-std::vector<SymbolHit> SymbolStore::occurrences(uint64_t usrHash) const {
-    return snapshot().occurrences(usrHash);
-}
-
-std::vector<ReferenceHit> SymbolStore::references(uint64_t usrHash) const {
-    return snapshot().references(usrHash);
-}
-
-std::optional<std::vector<Symbol>> SymbolStore::fileSymbols(const std::string& path) const {
-    return snapshot().fileSymbols(path);
-}
-
-std::optional<std::vector<Reference>> SymbolStore::fileReferences(const std::string& path) const {
-    return snapshot().fileReferences(path);
-}
-
-StoreStats SymbolStore::stats() const {
-    return snapshot().stats();
-}
-
 } // namespace symdex

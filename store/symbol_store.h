@@ -2,23 +2,10 @@
 // one serial committer thread (`store-writer`) in batched transactions, and read through short
 // read transactions (MVCC snapshots: readers never wait for the writer) merged with the staged
 // overlay (store/overlay.h): a published file is visible to queries before its batch commits.
-//
-// Layout (all integer keys big-endian; see docs/store-format.md for the record encodings):
-//   meta     "format" -> u32 version                       checked at open
-//   files    u32 fileId -> FileRecord
-//   paths    path -> u32 fileId
-//   tus      u32 fileId of the main file -> TuRecord
-//   symbols  u32 fileId | u32 seq -> Symbol               a file's declarations, in source order
-//   refs     u32 fileId | u32 seq -> Reference            a file's references, in source order
-//   usrs     u64 usrHash -> {u32 fileId | u8 'D'/'R' | u32 seq}   (DUPSORT|DUPFIXED)
-//   names    lower-case name -> {u64 usrHash | u32 fileId | u32 seq}  (DUPSORT|DUPFIXED)
-//
-// A file's rows are always replaced whole: re-indexing a file deletes every symbol, reference and
-// index entry it had before writing the new ones, in the same transaction.
+// The records' layout in LMDB: store/lmdb_layout.h.
 #pragma once
 
-#include "store/lock_telemetry.h"
-#include "store/records.h"
+#include "store/store.h"
 
 #include <chrono>
 #include <filesystem>
@@ -29,19 +16,6 @@
 #include <vector>
 
 namespace symdex {
-
-/// How writers and readers are kept apart (`--lock-mode`).
-enum class LockMode : uint8_t {
-    /// Striped per-file reader-writer locks over the staged overlay; queries never wait for the
-    /// indexing of other files.
-    PerFile,
-    /// KDevelop's DUChain design, for comparison: one store-wide reader-writer lock, held
-    /// exclusively while a TU's symbols are extracted and published, and shared by each query.
-    Global,
-};
-
-std::string_view lockModeName(LockMode mode);
-std::optional<LockMode> parseLockMode(std::string_view name);
 
 struct StoreOptions {
     /// Directory holding data.mdb and lock.mdb; created if missing (unless readOnly).
@@ -63,188 +37,36 @@ struct StoreOptions {
     LockMode lockMode = LockMode::PerFile;
 };
 
-/// The symbols and references of one file, as extracted from one translation unit.
-struct IndexedFile {
-    FileRecord file; ///< path, contentHash, mtimeNs and size; the counts are filled by the store
-    std::vector<Symbol> symbols;
-    std::vector<Reference> references;
-    /// Within one generation, a file published twice keeps the version with the lower priority
-    /// number, whatever order the two arrive in (0: the main file of its TU; headers: 1 + the
-    /// claiming TU's rank). This makes a run's result independent of thread timing.
-    uint32_t priority = 0;
-    /// The parse skipped function bodies in this (non-system) file: its references inside those
-    /// bodies are missing. Never expected for an owner in per-thread or no-session mode; reported.
-    bool bodiesSkipped = false;
-};
-
-/// Everything one parse of a translation unit produced: the unit of publication.
-struct IndexedTu {
-    std::string mainFile;                   ///< absolute path of the TU's main file
-    TuRecord record;                        ///< fileIds are filled by the store from includedFiles
-    std::vector<std::string> includedFiles; ///< every file the parse read, main file first
-    /// Parallel to includedFiles: each file's content hash as the parse read it (0: unknown;
-    /// missing entries count as 0). Becomes TuRecord::fileHashes.
-    std::vector<uint64_t> includedHashes;
-    /// Every path the parse probed and did not find; becomes TuRecord::absentIds.
-    std::vector<std::string> absentPaths;
-    /// Files reached through a symlink: (the name looked up, absolute but as spelled; the real
-    /// path it resolved to, one of includedFiles). Becomes TuRecord::aliases.
-    std::vector<std::pair<std::string, std::string>> aliases;
-    std::vector<IndexedFile> files; ///< the files this TU extracted (main file + claimed headers)
-    /// The indexing run this TU belongs to (see IndexedFile::priority); 0: no run, always written.
-    uint64_t generation = 0;
-};
-
-/// Removals and bookkeeping that are not a parse result.
-struct StoreEdit {
-    std::vector<std::string> removeTus;   ///< main files that left the compile database
-    std::vector<std::string> removeFiles; ///< files to forget entirely (contents and record)
-    /// Files whose contents were re-hashed and found unchanged: only the stamps are updated.
-    std::vector<FileRecord> touchFiles;
-    /// Absent paths no TU refers to any more.
-    std::vector<std::string> removeAbsentPaths;
-};
-
-/// A symbol occurrence with the file that holds it.
-struct SymbolHit {
-    Symbol symbol;
-    std::string path;
-};
-
-struct ReferenceHit {
-    Reference reference;
-    std::string path;
-};
-
-enum class MatchRank : uint8_t { Exact = 0, Prefix = 1, Substring = 2, Subsequence = 3 };
-
-/// One symbol matched by name: its best occurrence (a definition if there is one).
-struct NameMatch {
-    MatchRank rank;
-    SymbolHit best;
-    uint32_t occurrences = 0; ///< declarations and definitions in the store
-};
-
-struct StoreStats {
-    uint32_t formatVersion = 0;
-    size_t files = 0;
-    size_t tus = 0;
-    size_t tusWithErrors = 0;
-    size_t tusFailed = 0;
-    size_t symbols = 0;
-    size_t references = 0;
-    size_t distinctNames = 0;
-    size_t mapSize = 0;   ///< current LMDB map size in bytes
-    size_t diskBytes = 0; ///< size of data.mdb
-};
-
-/// Counters of the write path, for reports.
-struct CommitStats {
-    uint64_t commits = 0;
-    uint64_t tusCommitted = 0;
-    uint64_t mapGrowths = 0;
-    double commitSeconds = 0; ///< time spent inside write transactions
-};
-
-/// One consistent view of the store: the files staged in the overlay and one LMDB read
-/// transaction, taken together once (SymbolStore::snapshot). Every query on it sees the same
-/// state, so a request that asks several questions (the symbol under the cursor, then its
-/// definition) gets answers that agree, and pays for one transaction. It never waits for the
-/// writer. Use it on one thread at a time and for one request: while it lives it pins the pages
-/// it sees and keeps the map from being resized (the writer waits to grow it), and in
-/// LockMode::Global it holds the store-wide lock shared.
-class StoreSnapshot {
-public:
-    StoreSnapshot(StoreSnapshot&&) noexcept;
-    StoreSnapshot& operator=(StoreSnapshot&&) noexcept;
-    ~StoreSnapshot();
-
-    std::optional<FileRecord> file(const std::string& path) const;
-    /// Calls `fn` for every file record with its id (0 for a file staged and never committed).
-    void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const;
-    std::optional<TuRecord> tu(const std::string& mainFile) const;
-    /// Calls `fn` for every TU with its main file's path.
-    void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
-    /// Calls `fn` for every entry of the table of absent paths (TuRecord::absentIds).
-    void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
-
-    /// Symbols whose name matches `pattern` case-insensitively: exact matches first, then
-    /// prefixes, then substrings; at most `limit` symbols (distinct USRs). A pattern containing
-    /// "::" is matched against the qualified name's tail. With `subsequence`, names holding the
-    /// pattern's characters in order ("dbimpl" in "DBImplTest") come last (fuzzy search).
-    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
-                                       bool subsequence = false) const;
-    /// USR hashes of the symbols named exactly `name` ("Open", "DB::Open", "leveldb::DB::Open");
-    /// case-sensitive, falling back to case-insensitive when nothing matches.
-    std::vector<uint64_t> resolveName(std::string_view name) const;
-    /// All declarations and definitions of a symbol, sorted by path and position.
-    std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
-    /// All references to a symbol, sorted by path and position.
-    std::vector<ReferenceHit> references(uint64_t usrHash) const;
-    /// The declarations in one file, in source order; nullopt if the file is unknown.
-    std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
-    /// The references in one file, in source order; nullopt if the file is unknown.
-    std::optional<std::vector<Reference>> fileReferences(const std::string& path) const;
-    StoreStats stats() const;
-
-    class View;
-
-private:
-    friend class SymbolStore;
-    explicit StoreSnapshot(std::unique_ptr<View> view);
-    std::unique_ptr<View> view_; ///< mutable state (caches) behind const queries
-};
-
-class SymbolStore {
+/// The persistent store (see the top of this file). Opening it checks the file; reading never
+/// waits for the writer; writing goes through one committer thread.
+class SymbolStore final : public Store {
 public:
     /// Opens or creates the store. Throws StoreError when the directory cannot be used, another
     /// process holds the writer lock, the file is damaged (kind Damaged: store_check.h lists
     /// what is checked) or the format version differs (kind WrongVersion); for the last two the
     /// message says how to rebuild.
     static std::unique_ptr<SymbolStore> open(const StoreOptions& options);
-    ~SymbolStore();
+    ~SymbolStore() override;
 
-    // --- Writing (not available on a read-only store) -------------------------------------------
+    // Writing is not available on a read-only store (StoreError).
 
     /// Encodes `tu` on the calling thread, stages its files in the overlay (visible to queries from
     /// then on), then queues it for the writer. Thread-safe; blocks only while the queue is at
     /// capacity.
-    void publish(IndexedTu tu);
-    /// Queues removals and stamp updates. Thread-safe.
-    void apply(StoreEdit edit);
+    void publish(IndexedTu tu) override;
+    void apply(StoreEdit edit) override;
     /// Waits until everything queued so far is committed and synced to disk, and ends the current
     /// generation (IndexedFile::priority). Throws the first commit error since the previous
     /// flush, once: the batch that failed was dropped whole (its files left the overlay, its TUs
     /// stay out of date in the store and are parsed again next run), and later commits go on.
-    void flush();
-    CommitStats commitStats() const;
-    /// Files published and not yet committed.
-    size_t stagedFiles() const;
+    void flush() override;
+    CommitStats commitStats() const override;
+    size_t stagedFiles() const override;
+    LockMode lockMode() const override;
+    CountedSharedMutex& globalLock() const override;
 
-    LockMode lockMode() const;
-    /// The store-wide lock of LockMode::Global, which the indexer holds while it extracts.
-    CountedSharedMutex& globalLock() const;
-
-    // --- Reading (thread-safe) ---------------------------------------------------------------
-
-    /// A view for several queries that must agree (StoreSnapshot).
-    StoreSnapshot snapshot() const;
-
-    // One question each: every call takes a snapshot of its own and asks StoreSnapshot's query
-    // of the same name (documented there).
-    std::optional<FileRecord> file(const std::string& path) const;
-    void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const;
-    std::optional<TuRecord> tu(const std::string& mainFile) const;
-    void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
-    void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
-    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
-                                       bool subsequence = false) const;
-    std::vector<uint64_t> resolveName(std::string_view name) const;
-    std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
-    std::vector<ReferenceHit> references(uint64_t usrHash) const;
-    std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
-    std::optional<std::vector<Reference>> fileReferences(const std::string& path) const;
-    StoreStats stats() const;
+    /// The files staged in the overlay and one LMDB read transaction, taken together.
+    StoreSnapshot snapshot() const override;
 
     const std::filesystem::path& directory() const;
 

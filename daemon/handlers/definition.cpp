@@ -2,7 +2,7 @@
 // it is defined (or declared). Result: Location[] (null when nothing is under the cursor).
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 namespace symdex::daemon {
 

@@ -4,7 +4,7 @@
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
 #include "store/outline.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 namespace symdex::daemon {
 

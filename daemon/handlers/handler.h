@@ -16,7 +16,7 @@
 #include <string>
 
 namespace symdex {
-class SymbolStore;
+class Store;
 class StoreSnapshot;
 } // namespace symdex
 
@@ -27,7 +27,7 @@ struct IndexRunReport;
 
 /// What every handler may use; shared by all worker threads (everything here is thread-safe).
 struct ServerContext {
-    SymbolStore& store;
+    Store& store;
     IndexService& indexer;
     std::string root;       ///< canonical; documents outside it are refused
     std::string storeDir;   ///< for status

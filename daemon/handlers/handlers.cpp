@@ -29,7 +29,7 @@ const MethodSpec kMethods[] = {
 
 void RequestContext::checkCancelled() const {
     if (cancelled.load(std::memory_order_relaxed))
-        throw RpcError{kRequestCancelled, "request cancelled"};
+        throw protocol::RpcError{protocol::kRequestCancelled, "request cancelled"};
 }
 
 const MethodSpec* findMethod(const QString& name) {

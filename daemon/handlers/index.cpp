@@ -15,12 +15,14 @@ QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params) {
     std::vector<std::string> paths;
     if (p.contains("paths")) {
         if (!p.value("paths").isArray())
-            throw RpcError{kInvalidParams, "'paths' must be an array of file URIs or paths"};
+            throw protocol::RpcError{protocol::kInvalidParams,
+                                     "'paths' must be an array of file URIs or paths"};
         const QJsonArray list = p.value("paths").toArray();
         for (qsizetype i = 0; i < list.size(); ++i) {
             const QString field = QString("paths[%1]").arg(i);
             if (!list[i].isString())
-                throw RpcError{kInvalidParams, "'" + field + "' must be a string"};
+                throw protocol::RpcError{protocol::kInvalidParams,
+                                         "'" + field + "' must be a string"};
             paths.push_back(documentPath(ctx.server, list[i].toString(), field));
         }
     }
@@ -40,14 +42,15 @@ QJsonValue handleDidSave(RequestContext& ctx, const QJsonValue& params) {
 QJsonValue handleDidChangeWatchedFiles(RequestContext& ctx, const QJsonValue& params) {
     const QJsonObject p = paramsObject(params);
     if (!p.value("changes").isArray())
-        throw RpcError{kInvalidParams, "'changes' must be an array of FileEvent"};
+        throw protocol::RpcError{protocol::kInvalidParams,
+                                 "'changes' must be an array of FileEvent"};
     std::vector<std::string> paths;
     for (const QJsonValue& change : p.value("changes").toArray()) {
         const QString uri = change.toObject().value("uri").toString();
         // Events for files outside the root (a client watching more) are not ours to index.
         try {
             paths.push_back(documentPath(ctx.server, uri, "changes[].uri"));
-        } catch (const RpcError&) {
+        } catch (const protocol::RpcError&) {
         }
     }
     if (!paths.empty())

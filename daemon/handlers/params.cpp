@@ -1,14 +1,14 @@
 #include "daemon/handlers/params.h"
 
 #include "indexer/compile_db.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 namespace symdex::daemon {
 
 namespace {
 
 [[noreturn]] void invalid(const QString& message) {
-    throw RpcError{kInvalidParams, message};
+    throw protocol::RpcError{protocol::kInvalidParams, message};
 }
 
 QString join(const QString& path, const char* field) {

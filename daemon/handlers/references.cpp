@@ -3,7 +3,7 @@
 // and position (null when nothing is under the cursor).
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 #include <tuple>
 

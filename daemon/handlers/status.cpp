@@ -4,7 +4,7 @@
 #include "daemon/index_service.h"
 #include "protocol/store_json.h"
 #include "store/lock_telemetry.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 namespace symdex::daemon {
 
@@ -96,7 +96,7 @@ QJsonValue handleStatus(RequestContext& ctx, const QJsonValue&) {
 }
 
 QJsonValue handleStats(RequestContext& ctx, const QJsonValue&) {
-    QJsonObject o = storeStatsToJson(ctx.server.store.stats());
+    QJsonObject o = protocol::storeStatsToJson(ctx.server.store.stats());
     o["store"] = QString::fromStdString(ctx.server.storeDir);
     return o;
 }

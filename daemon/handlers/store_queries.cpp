@@ -5,7 +5,7 @@
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
 #include "protocol/store_json.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 namespace symdex::daemon {
 
@@ -13,9 +13,10 @@ namespace {
 
 uint64_t requireUsrHash(const QJsonObject& p) {
     const QString text = requireString(p, "usrHash", "");
-    std::optional<uint64_t> usr = usrHashFromJson(text);
+    std::optional<uint64_t> usr = protocol::usrHashFromJson(text);
     if (!usr)
-        throw RpcError{kInvalidParams, "'usrHash' must be 16 hex digits, not '" + text + "'"};
+        throw protocol::RpcError{protocol::kInvalidParams,
+                                 "'usrHash' must be 16 hex digits, not '" + text + "'"};
     return *usr;
 }
 
@@ -28,7 +29,7 @@ QJsonValue handleFind(RequestContext& ctx, const QJsonValue& params) {
     const bool fuzzy = optionalBool(p, "subsequence", "", false);
     QJsonArray out;
     for (const NameMatch& m : ctx.server.store.findSymbols(pattern.toStdString(), limit, fuzzy))
-        out.append(nameMatchToJson(m));
+        out.append(protocol::nameMatchToJson(m));
     return out;
 }
 
@@ -36,14 +37,14 @@ QJsonValue handleResolve(RequestContext& ctx, const QJsonValue& params) {
     const QString name = requireString(paramsObject(params), "name", "");
     QJsonArray out;
     for (uint64_t usr : ctx.server.store.resolveName(name.toStdString()))
-        out.append(usrHashToJson(usr));
+        out.append(protocol::usrHashToJson(usr));
     return out;
 }
 
 QJsonValue handleOccurrences(RequestContext& ctx, const QJsonValue& params) {
     QJsonArray out;
     for (const SymbolHit& hit : ctx.server.store.occurrences(requireUsrHash(paramsObject(params))))
-        out.append(symbolHitToJson(hit));
+        out.append(protocol::symbolHitToJson(hit));
     return out;
 }
 
@@ -51,20 +52,21 @@ QJsonValue handleSymbolReferences(RequestContext& ctx, const QJsonValue& params)
     QJsonArray out;
     for (const ReferenceHit& hit :
          ctx.server.store.references(requireUsrHash(paramsObject(params))))
-        out.append(referenceHitToJson(hit));
+        out.append(protocol::referenceHitToJson(hit));
     return out;
 }
 
 QJsonValue handleFileSymbols(RequestContext& ctx, const QJsonValue& params) {
     const QString path = requireString(paramsObject(params), "path", "");
     if (!path.startsWith('/'))
-        throw RpcError{kInvalidParams, "'path' must be absolute, not '" + path + "'"};
+        throw protocol::RpcError{protocol::kInvalidParams,
+                                 "'path' must be absolute, not '" + path + "'"};
     std::optional<std::vector<Symbol>> symbols = ctx.server.store.fileSymbols(path.toStdString());
     if (!symbols)
         return QJsonValue::Null;
     QJsonArray out;
     for (const Symbol& s : *symbols)
-        out.append(symbolToJson(s));
+        out.append(protocol::symbolToJson(s));
     return out;
 }
 

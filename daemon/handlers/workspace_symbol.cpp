@@ -1,10 +1,10 @@
 // workspace/symbol: fuzzy, ranked name search. Ranks, case-insensitive: exact name, prefix,
 // substring, then subsequence ("shp" finds Shape); within a rank, definitions and shorter
-// names first (SymbolStore::findSymbols). Result: SymbolInformation[], at most `limit` (default
+// names first (StoreSnapshot::findSymbols). Result: SymbolInformation[], at most `limit` (default
 // 100, a symdex extension).
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
-#include "store/symbol_store.h"
+#include "store/store.h"
 
 namespace symdex::daemon {
 

@@ -5,6 +5,7 @@
 #include "bench/symdex_run.h"
 #include "bench/synthetic_tree.h"
 #include "indexer/indexer.h"
+#include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>

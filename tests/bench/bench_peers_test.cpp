@@ -63,10 +63,10 @@ TEST_CASE("clangd: one shard per TU, matched by basename, dotted names included"
 }
 
 TEST_CASE("LSP framing: messages split across reads, several in one buffer", "[bench][lsp]") {
-    const QByteArray one = daemon::frame(QJsonObject{{"id", 1}, {"method", "initialize"}});
-    const QByteArray two = daemon::frame(QJsonObject{{"method", "$/progress"}});
+    const QByteArray one = protocol::frame(QJsonObject{{"id", 1}, {"method", "initialize"}});
+    const QByteArray two = protocol::frame(QJsonObject{{"method", "$/progress"}});
     CHECK(one.startsWith("Content-Length: "));
-    daemon::FrameReader reader;
+    protocol::FrameReader reader;
     reader.append(one.first(one.size() - 3));
     CHECK_FALSE(takeLspMessage(reader));
     reader.append(one.sliced(one.size() - 3) + two);
@@ -77,11 +77,11 @@ TEST_CASE("LSP framing: messages split across reads, several in one buffer", "[b
     REQUIRE(second);
     CHECK((*second)["method"].toString() == "$/progress");
     CHECK(reader.buffered() == 0);
-    daemon::FrameReader noLength;
+    protocol::FrameReader noLength;
     noLength.append("Content-Type: x\r\n\r\n{}");
     CHECK_THROWS(takeLspMessage(noLength));
-    daemon::FrameReader notAnObject;
-    notAnObject.append(daemon::frame(QByteArray("[1, 2]")));
+    protocol::FrameReader notAnObject;
+    notAnObject.append(protocol::frame(QByteArray("[1, 2]")));
     CHECK_THROWS(takeLspMessage(notAnObject));
 }
 

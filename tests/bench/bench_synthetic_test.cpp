@@ -2,6 +2,7 @@
 // trees for different seeds, and an index that holds exactly the symbols the generator promised.
 #include "bench/synthetic_tree.h"
 #include "indexer/indexer.h"
+#include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>

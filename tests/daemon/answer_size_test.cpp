@@ -68,7 +68,7 @@ size_t lineCount(const std::string& text) {
 
 /// Requests the daemon's workers answered since `before` (a first symdex/status result), not
 /// counting the `polls` status calls made since.
-int answeredSince(daemon::RpcClient& status, int before, int polls) {
+int answeredSince(protocol::RpcClient& status, int before, int polls) {
     return status.call("symdex/status").toObject()["requestsAnswered"].toInt() - before - polls;
 }
 
@@ -89,7 +89,7 @@ struct LargeTree {
     FixtureTree tree;
     const bool added = (addLargeFile(tree), true); // before the daemon starts on the tree
     DaemonProcess daemon{tree};
-    std::unique_ptr<daemon::RpcClient> status = daemon.client(/*initialize=*/false);
+    std::unique_ptr<protocol::RpcClient> status = daemon.client(/*initialize=*/false);
 };
 
 } // namespace

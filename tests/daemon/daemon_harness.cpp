@@ -89,7 +89,7 @@ DaemonProcess::DaemonProcess(const FixtureTree& tree, std::vector<std::string> a
             pid_ = -1;
             FAIL("symdexd exited at start: " << log());
         }
-        if (daemon::RpcClient::connect(socket_, &error))
+        if (protocol::RpcClient::connect(socket_, &error))
             return;
     }
     FAIL("symdexd did not listen within 30 s: " << error << "\n" << log());
@@ -120,9 +120,9 @@ void DaemonProcess::checkExit(int status) const {
         FAIL_CHECK("symdexd exited with status " << exitStatus(status) << ":\n" << text);
 }
 
-std::unique_ptr<daemon::RpcClient> DaemonProcess::client(bool initialize) const {
+std::unique_ptr<protocol::RpcClient> DaemonProcess::client(bool initialize) const {
     std::string error;
-    auto client = daemon::RpcClient::connect(socket_, &error);
+    auto client = protocol::RpcClient::connect(socket_, &error);
     INFO(error);
     REQUIRE(client);
     if (initialize)
@@ -172,7 +172,7 @@ std::pair<int, std::string> runDaemonToExit(const FixtureTree& tree,
     return {exitStatus(status), readFile(logPath)};
 }
 
-QJsonObject waitUntilIdle(daemon::RpcClient& client, std::chrono::milliseconds timeout) {
+QJsonObject waitUntilIdle(protocol::RpcClient& client, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         const QJsonObject status = client.call("symdex/status").toObject();
@@ -191,7 +191,7 @@ QJsonObject waitUntilIdle(daemon::RpcClient& client, std::chrono::milliseconds t
     }
 }
 
-QJsonObject waitForReindex(daemon::RpcClient& client, std::chrono::milliseconds timeout) {
+QJsonObject waitForReindex(protocol::RpcClient& client, std::chrono::milliseconds timeout) {
     std::optional<QJsonObject> note = client.waitForNotification("symdex/reindexed", timeout);
     REQUIRE(note);
     return (*note)["params"].toObject();

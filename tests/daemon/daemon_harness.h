@@ -42,7 +42,7 @@ public:
     const std::string& socket() const { return socket_; }
     pid_t pid() const { return pid_; }
     /// A new connection; initialized (LSP handshake) unless told otherwise.
-    std::unique_ptr<daemon::RpcClient> client(bool initialize = true) const;
+    std::unique_ptr<protocol::RpcClient> client(bool initialize = true) const;
     /// Sends SIGTERM and returns the exit status (or -1 on a signal death).
     int terminate();
     /// Waits for the daemon to exit on its own; its exit status (-1 on a signal death), or nullopt
@@ -66,10 +66,10 @@ std::pair<int, std::string> runDaemonToExit(const FixtureTree& tree,
 
 /// Waits until the daemon has finished an index run with nothing pending; returns its status.
 /// Drops the symdex/reindexed notifications received so far.
-QJsonObject waitUntilIdle(daemon::RpcClient& client,
+QJsonObject waitUntilIdle(protocol::RpcClient& client,
                           std::chrono::milliseconds timeout = std::chrono::seconds(120));
 /// Waits for the next symdex/reindexed notification and returns its params.
-QJsonObject waitForReindex(daemon::RpcClient& client,
+QJsonObject waitForReindex(protocol::RpcClient& client,
                            std::chrono::milliseconds timeout = std::chrono::seconds(120));
 
 /// LSP TextDocumentPositionParams.

@@ -19,8 +19,8 @@
 using namespace symdex;
 using namespace symdex::test;
 using namespace std::chrono_literals;
-using daemon::RpcClient;
-using daemon::RpcFailure;
+using protocol::RpcClient;
+using protocol::RpcFailure;
 
 namespace {
 
@@ -288,7 +288,7 @@ TEST_CASE("daemon: clients that support it get work-done progress while it index
         const QString method = message["method"].toString();
         if (method == "window/workDoneProgress/create") {
             token = message["params"]["token"].toString();
-            client->sendRaw(daemon::frame(daemon::makeResult(message["id"], QJsonValue::Null)));
+            client->sendRaw(protocol::frame(protocol::makeResult(message["id"], QJsonValue::Null)));
             seen.push_back("create");
         } else if (method == "$/progress") {
             CHECK(message["params"]["token"].toString() == token);
@@ -317,38 +317,39 @@ TEST_CASE("daemon: bad input gets an error and harms nobody else", "[daemon]") {
 
     auto bad = daemon.client();
     // JSON-level errors keep the connection.
-    bad->sendRaw(daemon::frame(QByteArray("{\"jsonrpc\": \"2.0\", \"id\": 1, oops")));
+    bad->sendRaw(protocol::frame(QByteArray("{\"jsonrpc\": \"2.0\", \"id\": 1, oops")));
     auto reply = bad->receive(10s);
     REQUIRE(reply);
-    CHECK(errorCodeOf(*reply) == daemon::kParseError);
+    CHECK(errorCodeOf(*reply) == protocol::kParseError);
     CHECK(reply->value("id").isNull());
-    bad->sendRaw(daemon::frame(QByteArray("[1, 2]")));
-    CHECK(errorCodeOf(*bad->receive(10s)) == daemon::kInvalidRequest);
-    CHECK(errorCode(*bad, "no/such/method", QJsonObject{}) == daemon::kMethodNotFound);
+    bad->sendRaw(protocol::frame(QByteArray("[1, 2]")));
+    CHECK(errorCodeOf(*bad->receive(10s)) == protocol::kInvalidRequest);
+    CHECK(errorCode(*bad, "no/such/method", QJsonObject{}) == protocol::kMethodNotFound);
     CHECK(errorCode(*bad, "textDocument/definition",
                     QJsonObject{{"textDocument", QJsonObject{{"uri", 42}}},
                                 {"position", QJsonObject{{"line", 0}, {"character", 0}}}}) ==
-          daemon::kInvalidParams);
+          protocol::kInvalidParams);
     CHECK(errorCode(*bad, "textDocument/definition",
-                    positionParams(tree.uri("src/main.cpp"), -1, 0)) == daemon::kInvalidParams);
-    CHECK(errorCode(*bad, "textDocument/references", QJsonArray{1, 2}) == daemon::kInvalidParams);
-    CHECK(errorCode(*bad, "workspace/symbol", QJsonObject{{"query", 5}}) == daemon::kInvalidParams);
+                    positionParams(tree.uri("src/main.cpp"), -1, 0)) == protocol::kInvalidParams);
+    CHECK(errorCode(*bad, "textDocument/references", QJsonArray{1, 2}) == protocol::kInvalidParams);
+    CHECK(errorCode(*bad, "workspace/symbol", QJsonObject{{"query", 5}}) ==
+          protocol::kInvalidParams);
     try {
         bad->call("textDocument/definition", positionParams("file:///etc/hosts", 0, 0));
         FAIL("a path outside the root was answered");
     } catch (const RpcFailure& e) {
-        CHECK(e.code == daemon::kInvalidParams);
+        CHECK(e.code == protocol::kInvalidParams);
         CHECK(std::string(e.what()) ==
               "'/etc/hosts' is outside the indexed root '" + tree.root.string() + "'");
     }
     CHECK(errorCode(*bad, "textDocument/definition",
                     positionParams("file://" + tree.root.string() + "/../../x.cpp", 0, 0)) ==
-          daemon::kInvalidParams);
+          protocol::kInvalidParams);
     CHECK(locations(bad->call("textDocument/definition", at), tree) == helper); // still fine
 
     SECTION("LSP methods need initialize; symdex methods do not") {
         auto fresh = daemon.client(/*initialize=*/false);
-        CHECK(errorCode(*fresh, "textDocument/definition", at) == daemon::kServerNotInitialized);
+        CHECK(errorCode(*fresh, "textDocument/definition", at) == protocol::kServerNotInitialized);
         CHECK(fresh->call("symdex/status").toObject()["state"].toString() == "idle");
     }
     SECTION("a header without Content-Length closes that connection") {
@@ -382,14 +383,14 @@ namespace {
 /// The next message body exactly as the daemon wrote it (RpcClient would parse it into
 /// QJsonObject, which rewrites numbers). Use on a client that has read nothing yet.
 QByteArray receiveRawBody(RpcClient& client, std::chrono::milliseconds timeout) {
-    daemon::FrameReader reader;
+    protocol::FrameReader reader;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         QByteArray body;
         std::string error;
         const auto status = reader.next(&body, &error);
-        REQUIRE(status != daemon::FrameReader::Status::Error);
-        if (status == daemon::FrameReader::Status::Message)
+        REQUIRE(status != protocol::FrameReader::Status::Error);
+        if (status == protocol::FrameReader::Status::Message)
             return body;
         REQUIRE(std::chrono::steady_clock::now() < deadline);
         pollfd pfd{client.fd(), POLLIN, 0};
@@ -415,17 +416,17 @@ TEST_CASE("daemon: request ids of any size come back byte for byte", "[daemon]")
         INFO("id " << id.toStdString());
         // A result, an error from the dispatcher, and an error from parsing.
         client->sendRaw(
-            daemon::frame(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"symdex/status"})"));
+            protocol::frame(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"symdex/status"})"));
         QByteArray reply = receiveRawBody(*client, 30s);
         CHECK(reply.contains(R"("id":)" + id + ","));
         CHECK(reply.contains(R"("result":)"));
         client->sendRaw(
-            daemon::frame(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"no/such/method"})"));
+            protocol::frame(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"no/such/method"})"));
         reply = receiveRawBody(*client, 30s);
         CHECK(reply.contains(R"("id":)" + id + ","));
         CHECK(reply.contains("-32601"));
         client->sendRaw(
-            daemon::frame(R"({"jsonrpc":"1.0","id":)" + id + R"(,"method":"symdex/status"})"));
+            protocol::frame(R"({"jsonrpc":"1.0","id":)" + id + R"(,"method":"symdex/status"})"));
         reply = receiveRawBody(*client, 30s);
         CHECK(reply.contains(R"("id":)" + id + ","));
         CHECK(reply.contains("-32600"));
@@ -441,10 +442,10 @@ TEST_CASE("daemon: a request cancelled before its answer gets RequestCancelled",
     // answer can reach the connection, so the cancellation always wins.
     const QJsonObject params = positionParams(tree.uri("src/main.cpp"), 9, 11);
     client->sendRaw(
-        daemon::frame(daemon::makeRequest(100, "textDocument/definition", params)) +
-        daemon::frame(daemon::makeNotification("$/cancelRequest", QJsonObject{{"id", 100}})));
+        protocol::frame(protocol::makeRequest(100, "textDocument/definition", params)) +
+        protocol::frame(protocol::makeNotification("$/cancelRequest", QJsonObject{{"id", 100}})));
     const QJsonObject response = client->waitForResponse(100, 10s);
-    CHECK(errorCodeOf(response) == daemon::kRequestCancelled);
+    CHECK(errorCodeOf(response) == protocol::kRequestCancelled);
     // Exactly one answer: the late result is dropped.
     CHECK(locations(client->call("textDocument/definition", params), tree) ==
           Strings{"src/main.cpp:2:11-2:17"});
@@ -462,7 +463,7 @@ TEST_CASE("daemon: a client that never reads blocks no one", "[daemon]") {
     // daemon's buffer for it; nobody else notices.
     QByteArray flood;
     for (int i = 0; i < 3000; ++i)
-        flood += daemon::frame(daemon::makeRequest(
+        flood += protocol::frame(protocol::makeRequest(
             1000 + i, "textDocument/documentSymbol",
             QJsonObject{{"textDocument", QJsonObject{{"uri", QString::fromStdString(tree.uri(
                                                                  "include/shapes.h"))}}}}));
@@ -495,14 +496,14 @@ TEST_CASE("daemon: a client that stops reading gets no further requests read and
         {"textDocument",
          QJsonObject{{"uri", QString::fromStdString(tree.uri("include/shapes.h"))}}}};
     const QJsonValue expected = slow->call("textDocument/documentSymbol", params);
-    const size_t answerBytes = size_t(daemon::frameResult({1, {}}, expected).size());
+    const size_t answerBytes = size_t(protocol::frameResult({1, {}}, expected).size());
     // Ten times what the daemon buffers before it stops reading (1 MiB) plus what the sockets
     // hold, so that answering everything unread could not pass for pausing.
     const int requests = int((size_t(12) << 20) / answerBytes);
     QByteArray flood;
     for (int i = 0; i < requests; ++i)
         flood +=
-            daemon::frame(daemon::makeRequest(1000 + i, "textDocument/documentSymbol", params));
+            protocol::frame(protocol::makeRequest(1000 + i, "textDocument/documentSymbol", params));
     const int before = status->call("symdex/status").toObject()["requestsAnswered"].toInt();
     std::thread writer([&] { // blocks while the daemon reads nothing
         try {

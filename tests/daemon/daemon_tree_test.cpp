@@ -18,8 +18,8 @@ using namespace symdex;
 using namespace symdex::test;
 using namespace std::chrono_literals;
 using daemon::includeDirectories;
-using daemon::RpcClient;
 using daemon::watchDirectories;
+using protocol::RpcClient;
 
 namespace {
 

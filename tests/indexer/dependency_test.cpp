@@ -4,6 +4,7 @@
 // then equals a clean index of the same tree.
 #include "indexer/indexer.h"
 #include "store/store_dump.h"
+#include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>

@@ -4,6 +4,7 @@
 #include "indexer/header_claims.h"
 #include "indexer/indexer.h"
 #include "store/encoding.h"
+#include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>

@@ -3,6 +3,7 @@
 // a crashed TU is not parsed again until what it read changes. Plus the worker wire format.
 #include "indexer/indexer.h"
 #include "indexer/worker_protocol.h"
+#include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>

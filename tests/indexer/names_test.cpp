@@ -4,6 +4,7 @@
 // expected names are clangd-19's workspace/symbol answers for the same symbols (container "::"
 // name); the one deliberate difference is noted where it is asserted (docs/names.md).
 #include "indexer/indexer.h"
+#include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>

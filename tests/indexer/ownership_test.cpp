@@ -3,6 +3,7 @@
 // require an incremental run to leave exactly what a clean index of the same tree holds.
 #include "indexer/indexer.h"
 #include "store/store_dump.h"
+#include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>

@@ -24,6 +24,7 @@
 
 using namespace symdex;
 using namespace symdex::daemon;
+using namespace symdex::protocol;
 
 namespace {
 

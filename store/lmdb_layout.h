@@ -1,0 +1,36 @@
+// Private to store/: how SymbolStore lays its records out in LMDB — the named databases, and the
+// one place their keys and index values are built.
+//
+// Layout (all integer keys big-endian; see docs/store-format.md for the record encodings):
+//   meta     "format" -> u32 version                       checked at open
+//   files    u32 fileId -> FileRecord
+//   paths    path -> u32 fileId
+//   tus      u32 fileId of the main file -> TuRecord
+//   symbols  u32 fileId | u32 seq -> Symbol               a file's declarations, in source order
+//   refs     u32 fileId | u32 seq -> Reference            a file's references, in source order
+//   usrs     u64 usrHash -> {u32 fileId | u8 'D'/'R' | u32 seq}   (DUPSORT|DUPFIXED)
+//   names    lower-case name -> {u64 usrHash | u32 fileId | u32 seq}  (DUPSORT|DUPFIXED)
+//   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
+//   absentPaths  path -> u32 id
+//
+// A file's rows are always replaced whole: re-indexing a file deletes every symbol, reference and
+// index entry it had before writing the new ones, in the same transaction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace symdex {
+
+std::string fileIdKey(uint32_t fileId);
+std::string rowKey(uint32_t fileId, uint32_t seq);
+std::string usrKey(uint64_t usrHash);
+/// A `names` value: the symbol's USR hash and its row.
+std::string nameValue(uint64_t usrHash, uint32_t fileId, uint32_t seq);
+/// A `usrs` value: a row of `symbols` (kDeclTag) or `refs` (kRefTag).
+std::string usrValue(uint32_t fileId, char tag, uint32_t seq);
+
+inline constexpr char kDeclTag = 'D';
+inline constexpr char kRefTag = 'R';
+
+} // namespace symdex

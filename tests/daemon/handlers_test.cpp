@@ -1,0 +1,141 @@
+// The daemon's request handlers in this process, on the in-memory store: the golden tree indexed
+// by the daemon's own IndexService into a MemoryStore, then the LSP and symdex/* methods called
+// as the server calls them (findMethod), with no socket, no LMDB and no child process. The
+// end-to-end tests (daemon_test.cpp) run the same questions through the real symdexd.
+#include "daemon/handlers/handler.h"
+#include "daemon/index_service.h"
+#include "daemon_harness.h"
+#include "store/memory_store.h"
+
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+using namespace symdex;
+using namespace symdex::daemon;
+using namespace std::chrono_literals;
+using symdex::test::FixtureTree;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+/// The golden tree in a MemoryStore, indexed, and a server context over it.
+struct MemoryServer {
+    FixtureTree tree;
+    MemoryStore store;
+    std::unique_ptr<IndexService> indexer;
+    std::unique_ptr<ServerContext> server;
+
+    MemoryServer() {
+        IndexServiceOptions options;
+        options.database = tree.root.string();
+        options.threads = 2;
+        options.lowPriority = false;
+        indexer = std::make_unique<IndexService>(store, options, IndexService::Callbacks{});
+        indexer->start();
+        const auto deadline = std::chrono::steady_clock::now() + 120s;
+        while (!indexer->status().lastRun && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(20ms);
+        REQUIRE(indexer->status().lastRun);
+        REQUIRE(indexer->status().lastRun->error.empty());
+        server.reset(new ServerContext{store, *indexer,
+                                       std::filesystem::canonical(tree.root).string(), "(memory)",
+                                       "(none)", [] { return QJsonObject{}; }});
+    }
+
+    QJsonValue call(const char* method, const QJsonValue& params) {
+        const MethodSpec* spec = findMethod(method);
+        REQUIRE(spec);
+        std::atomic<bool> cancelled{false};
+        RequestContext request{*server, PositionEncoding::Utf16, cancelled};
+        return spec->fn(request, params);
+    }
+
+    /// The JSON-RPC error code the call fails with (0 if it does not fail).
+    int errorOf(const char* method, const QJsonValue& params) {
+        try {
+            call(method, params);
+        } catch (const protocol::RpcError& e) {
+            return e.code;
+        }
+        return 0;
+    }
+};
+
+QJsonObject withDeclaration(QJsonObject params, bool include) {
+    params["context"] = QJsonObject{{"includeDeclaration", include}};
+    return params;
+}
+
+} // namespace
+
+TEST_CASE("handlers: LSP answers on the in-memory store land on exact locations",
+          "[daemon][handlers]") {
+    MemoryServer s;
+    const FixtureTree& tree = s.tree;
+    const std::string main = tree.uri("src/main.cpp");
+    using test::locations;
+    using test::positionParams;
+
+    // The same questions and answers as daemon_test's "LSP answers land on exact locations".
+    CHECK(locations(s.call("textDocument/definition", positionParams(main, 9, 11)), tree) ==
+          Strings{"src/main.cpp:2:11-2:17"});
+    CHECK(locations(s.call("textDocument/definition", positionParams(main, 5, 16)), tree) ==
+          Strings{"src/circle.cpp:8:8-8:14"});
+    CHECK(locations(s.call("textDocument/declaration", positionParams(main, 5, 16)), tree) ==
+          Strings{"include/shapes.h:27:13-27:19"});
+    CHECK(locations(s.call("textDocument/definition", positionParams(main, 9, 61)), tree) ==
+          Strings{"src/circle.cpp:4:4-4:11"});
+    CHECK(s.call("textDocument/definition", positionParams(main, 9, 2)).isNull());
+
+    const QJsonObject at = positionParams(tree.uri("src/util.cpp"), 4, 5);
+    CHECK(locations(s.call("textDocument/references", withDeclaration(at, false)), tree) ==
+          Strings{"src/broken.cpp:2:29-2:34", "src/main.cpp:6:27-6:32"});
+    CHECK(locations(s.call("textDocument/references", withDeclaration(at, true)), tree) ==
+          Strings{"include/shapes.h:44:4-44:9", "src/broken.cpp:2:29-2:34",
+                  "src/main.cpp:6:27-6:32", "src/util.cpp:4:4-4:9"});
+
+    const QJsonArray symbols =
+        s.call("textDocument/documentSymbol",
+               QJsonObject{{"textDocument", QJsonObject{{"uri", QString::fromStdString(
+                                                                    tree.uri("src/circle.cpp"))}}}})
+            .toArray();
+    REQUIRE(symbols.size() == 1);
+    Strings children;
+    for (const QJsonValue& c : symbols[0]["children"].toArray())
+        children.push_back(c["name"].toString().toStdString() + " " +
+                           std::to_string(c["kind"].toInt()));
+    CHECK(children == Strings{"counter 13", "~Shape 9", "Circle 9", "area 6"});
+
+    const QJsonArray circle =
+        s.call("workspace/symbol", QJsonObject{{"query", "circle"}}).toArray();
+    REQUIRE(!circle.isEmpty());
+    CHECK(circle[0]["name"].toString() == "Circle");
+    CHECK(locations(QJsonArray{circle[0]["location"]}, tree) ==
+          Strings{"include/shapes.h:25:6-25:12"});
+}
+
+TEST_CASE("handlers: symdex/* methods and bad params on the in-memory store",
+          "[daemon][handlers]") {
+    MemoryServer s;
+    const QJsonArray found = s.call("symdex/find", QJsonObject{{"pattern", "scale"}}).toArray();
+    REQUIRE(found.size() == 2); // the two overloads
+    const QJsonArray usrs =
+        s.call("symdex/resolve", QJsonObject{{"name", "geo::Circle"}}).toArray();
+    REQUIRE(usrs.size() == 1);
+    const QJsonArray decls =
+        s.call("symdex/occurrences", QJsonObject{{"usrHash", usrs[0]}}).toArray();
+    CHECK(decls.size() >= 1);
+
+    const QJsonObject stats = s.call("symdex/stats", QJsonValue()).toObject();
+    CHECK(stats["tus"].toInt() == 4);
+    CHECK(stats["store"].toString() == "(memory)");
+    const QJsonObject status = s.call("symdex/status", QJsonValue()).toObject();
+    CHECK(status["lastRun"]["tus"].toArray().size() == 4); // the TUs the run parsed
+
+    // Malformed params are InvalidParams (-32602); a document outside the root is refused too.
+    CHECK(s.errorOf("textDocument/definition", QJsonObject{}) == -32602);
+    CHECK(s.errorOf("symdex/occurrences", QJsonObject{{"usrHash", "not hex"}}) == -32602);
+    CHECK(s.errorOf("textDocument/definition",
+                    test::positionParams("file:///elsewhere/x.cpp", 1, 1)) != 0);
+}
