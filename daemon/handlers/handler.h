@@ -64,6 +64,7 @@ const MethodSpec* findMethod(const QString& name);
 QJsonValue handleDefinition(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleDeclaration(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleDocumentHighlight(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleDocumentSymbol(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleStatus(RequestContext& ctx, const QJsonValue& params);

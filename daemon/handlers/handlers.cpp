@@ -11,6 +11,7 @@ const MethodSpec kMethods[] = {
     {"textDocument/definition", handleDefinition, true},
     {"textDocument/declaration", handleDeclaration, true},
     {"textDocument/references", handleReferences, true},
+    {"textDocument/documentHighlight", handleDocumentHighlight, true},
     {"textDocument/documentSymbol", handleDocumentSymbol, true},
     {"workspace/symbol", handleWorkspaceSymbol, true},
     {"textDocument/didSave", handleDidSave, true},

@@ -25,6 +25,7 @@ QJsonObject initializeResult(const QJsonValue& params, PositionEncoding* encodin
         {"definitionProvider", true},
         {"declarationProvider", true},
         {"referencesProvider", true},
+        {"documentHighlightProvider", true},
         {"documentSymbolProvider", true},
         {"workspaceSymbolProvider", true},
         {"experimental",

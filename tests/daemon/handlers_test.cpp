@@ -139,3 +139,32 @@ TEST_CASE("handlers: symdex/* methods and bad params on the in-memory store",
     CHECK(s.errorOf("textDocument/definition",
                     test::positionParams("file:///elsewhere/x.cpp", 1, 1)) != 0);
 }
+
+TEST_CASE("handlers: documentHighlight marks reads, writes and declarations in one document",
+          "[daemon][handlers]") {
+    MemoryServer s;
+    auto highlights = [&](const std::string& rel, int line, int character) {
+        Strings out;
+        for (const QJsonValue& h : s.call("textDocument/documentHighlight",
+                                          test::positionParams(s.tree.uri(rel), line, character))
+                                       .toArray()) {
+            const QJsonObject start = h["range"]["start"].toObject();
+            const QJsonObject end = h["range"]["end"].toObject();
+            out.push_back(std::to_string(start["line"].toInt()) + ":" +
+                          std::to_string(start["character"].toInt()) + "-" +
+                          std::to_string(end["character"].toInt()) + " " +
+                          std::to_string(h["kind"].toInt()));
+        }
+        return out;
+    };
+    // geo::counter in circle.cpp: its definition (Text) and "++counter" (a write).
+    CHECK(highlights("src/circle.cpp", 8, 53) == Strings{"4:4-11 1", "8:52-59 3"});
+    // From the definition too: the same set.
+    CHECK(highlights("src/circle.cpp", 4, 6) == Strings{"4:4-11 1", "8:52-59 3"});
+    // geo::counter read in main.cpp:10 (and nothing of circle.cpp).
+    CHECK(highlights("src/main.cpp", 9, 60) == Strings{"9:59-66 2"});
+    // Nothing under the cursor: null.
+    CHECK(s.call("textDocument/documentHighlight",
+                 test::positionParams(s.tree.uri("src/main.cpp"), 9, 2))
+              .isNull());
+}
