@@ -3,6 +3,7 @@
 #include "store/lmdb.h"
 
 #include <QJsonDocument>
+#include <QTimer>
 
 #include <cerrno>
 #include <cstdio>
@@ -76,9 +77,15 @@ void Server::accept() {
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                return pauseAccepting(errno);
             if (errno != EAGAIN && errno != EWOULDBLOCK)
                 std::fprintf(stderr, "symdexd: accept: %s\n", std::strerror(errno));
             return;
+        }
+        if (acceptPaused_) {
+            acceptPaused_ = false;
+            std::fprintf(stderr, "symdexd: accepting connections again\n");
         }
         auto* socket = new QLocalSocket;
         if (!socket->setSocketDescriptor(fd)) {
@@ -102,6 +109,22 @@ void Server::accept() {
             --connectionCount_;
         });
     }
+}
+
+void Server::pauseAccepting(int error) {
+    constexpr int kRetryMs = 100;
+    if (!acceptPaused_)
+        std::fprintf(stderr,
+                     "symdexd: accept: %s; new connections wait (trying again every %d ms)\n",
+                     std::strerror(error), kRetryMs);
+    acceptPaused_ = true;
+    acceptNotifier_->setEnabled(false);
+    QTimer::singleShot(kRetryMs, this, [this] {
+        if (!acceptNotifier_)
+            return; // closed meanwhile
+        acceptNotifier_->setEnabled(true);
+        accept();
+    });
 }
 
 void Server::run(Connection& connection, const MethodSpec& spec, protocol::Message&& message,

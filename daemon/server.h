@@ -58,6 +58,10 @@ public:
 
 private:
     void accept();
+    /// Out of descriptors (or kernel memory) for a new connection: it stays queued and the socket
+    /// stays readable, so trying again at once would spin. Stops watching the socket for a
+    /// moment instead; the queued connections are accepted once descriptors are free.
+    void pauseAccepting(int error);
 
     ServerContext& context_;
     Mailbox& mailbox_;
@@ -66,6 +70,7 @@ private:
     std::unique_ptr<QSocketNotifier> acceptNotifier_;       // on listener_, destroyed before it
     std::unordered_map<uint64_t, Connection*> connections_; // owned (children)
     uint64_t nextConnectionId_ = 1;
+    bool acceptPaused_ = false; ///< since the last successful accept (logged once)
     bool indexing_ = false;
     uint64_t currentRun_ = 0;
     std::atomic<size_t> connectionCount_{0}; // read by workers (status)

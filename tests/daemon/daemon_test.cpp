@@ -9,8 +9,12 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <poll.h>
 #include <set>
+#include <sstream>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -857,4 +861,79 @@ TEST_CASE("daemon: a TU that hangs is stopped by --tu-timeout, logged, and not p
     const QJsonObject status = waitUntilIdle(*daemon.client());
     CHECK(status["lastRun"]["tusUpToDate"].toInt() == 5);
     CHECK(status["lastRun"]["tus"].toArray().isEmpty());
+}
+
+namespace {
+
+/// CPU time (user + system, in clock ticks) a process has used, from /proc/PID/stat.
+long cpuTicks(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2)); // after "(comm) "
+    std::string field;
+    long utime = 0, stime = 0;
+    for (int i = 3; fields >> field; ++i) {
+        if (i == 14)
+            utime = std::stol(field);
+        if (i == 15) {
+            stime = std::stol(field);
+            break;
+        }
+    }
+    return utime + stime;
+}
+
+size_t countOf(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("daemon: out of file descriptors it lets new connections wait and does not spin",
+          "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    {
+        auto client = daemon.client();
+        waitUntilIdle(*client);
+    }
+    // Leave the daemon two descriptors to spare, then connect more clients than that: the rest
+    // wait in the socket's queue while accept() fails with EMFILE.
+    const pid_t pid = daemon.pid();
+    size_t open = 0;
+    for ([[maybe_unused]] const auto& fd :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
+        ++open;
+    struct rlimit old {};
+    REQUIRE(::prlimit(pid, RLIMIT_NOFILE, nullptr, &old) == 0);
+    struct rlimit low = old;
+    low.rlim_cur = open + 2;
+    REQUIRE(::prlimit(pid, RLIMIT_NOFILE, &low, nullptr) == 0);
+    std::vector<int> waiting;
+    for (int i = 0; i < 8; ++i) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        REQUIRE(fd >= 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, daemon.socket().c_str(), sizeof addr.sun_path - 1);
+        REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        waiting.push_back(fd);
+    }
+    std::this_thread::sleep_for(300ms);
+    const long before = cpuTicks(pid);
+    std::this_thread::sleep_for(1s);
+    // It used to retry accept() in a loop: a whole core, and a log line each time.
+    CHECK(cpuTicks(pid) - before < 20); // clock ticks of 10 ms: under a fifth of a core
+    CHECK(countOf(daemon.log(), "new connections wait") == 1);
+
+    // Descriptors back: the waiting connections are taken, and a new client is served.
+    REQUIRE(::prlimit(pid, RLIMIT_NOFILE, &old, nullptr) == 0);
+    for (int fd : waiting)
+        ::close(fd);
+    auto client = daemon.client();
+    CHECK(client->call("symdex/status").isObject());
+    CHECK(countOf(daemon.log(), "accepting connections again") == 1);
 }
