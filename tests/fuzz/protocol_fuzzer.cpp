@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <vector>
 
-using namespace symdex::daemon;
+using namespace symdex::protocol;
 
 namespace {
 
