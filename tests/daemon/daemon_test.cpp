@@ -863,6 +863,9 @@ TEST_CASE("daemon: a TU that hangs is stopped by --tu-timeout, logged, and not p
     CHECK(status["lastRun"]["tus"].toArray().isEmpty());
 }
 
+// Not under ASan+UBSan: with no descriptor free in the daemon, UBSan's vptr check (which probes
+// memory through a pipe) takes every virtual call for one on an invalid object and stops it.
+#if !defined(__SANITIZE_ADDRESS__)
 namespace {
 
 /// CPU time (user + system, in clock ticks) a process has used, from /proc/PID/stat.
@@ -937,3 +940,4 @@ TEST_CASE("daemon: out of file descriptors it lets new connections wait and does
     CHECK(client->call("symdex/status").isObject());
     CHECK(countOf(daemon.log(), "accepting connections again") == 1);
 }
+#endif

@@ -170,7 +170,11 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
     const size_t circles = found(*client, "Circle");
 
     SECTION("the database becomes []") {
-        writeFile(tree.root / "compile_commands.json", "[]\n");
+        // Replaced whole (a rename), as build tools write it: written in place, the watcher may
+        // start a run on the empty file between the truncation and the write.
+        writeFile(tree.root / "compile_commands.json.new", "[]\n");
+        std::filesystem::rename(tree.root / "compile_commands.json.new",
+                                tree.root / "compile_commands.json");
         const QJsonObject run = waitForReindex(*client, 5s);
         const std::string kept = run["kept"].toString().toStdString();
         CHECK(kept.find("'" + tree.path("compile_commands.json") + "' has no entries") !=
