@@ -930,7 +930,12 @@ TEST_CASE("daemon: out of file descriptors it lets new connections wait and does
     std::this_thread::sleep_for(1s);
     // It used to retry accept() in a loop: a whole core, and a log line each time.
     CHECK(cpuTicks(pid) - before < 20); // clock ticks of 10 ms: under a fifth of a core
-    CHECK(countOf(daemon.log(), "new connections wait") == 1);
+    // One line per change of state, not per retry (13 retries fit in the window). A descriptor
+    // the daemon holds briefly when the limit is lowered can let one accept through, so
+    // wait/again/wait is honest; a line per try is not.
+    const size_t waits = countOf(daemon.log(), "new connections wait");
+    CHECK(waits >= 1);
+    CHECK(waits <= 3);
 
     // Descriptors back: the waiting connections are taken, and a new client is served.
     REQUIRE(::prlimit(pid, RLIMIT_NOFILE, &old, nullptr) == 0);
@@ -938,6 +943,8 @@ TEST_CASE("daemon: out of file descriptors it lets new connections wait and does
         ::close(fd);
     auto client = daemon.client();
     CHECK(client->call("symdex/status").isObject());
-    CHECK(countOf(daemon.log(), "accepting connections again") == 1);
+    const std::string log = daemon.log();
+    CHECK(countOf(log, "accepting connections again") == waits);
+    CHECK(log.rfind("accepting connections again") > log.rfind("new connections wait"));
 }
 #endif
