@@ -14,6 +14,12 @@ int runFind(const QStringList& args, const OpenBackend& open = openQueryBackend)
 int runDef(const QStringList& args, const OpenBackend& open = openQueryBackend);
 int runRefs(const QStringList& args, const OpenBackend& open = openQueryBackend);
 int runSymbols(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runCallers(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runCallees(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runBases(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runDerived(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runOverrides(const QStringList& args, const OpenBackend& open = openQueryBackend);
+int runShow(const QStringList& args, const OpenBackend& open = openQueryBackend);
 int runStats(const QStringList& args);
 int runLsp(const QStringList& args);
 int runDump(const QStringList& args);

@@ -30,6 +30,9 @@ public:
     std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) override {
         return store_->fileSymbols(path);
     }
+    std::vector<Related> related(uint64_t usrHash, Relation relation) override {
+        return store_->related(usrHash, relation);
+    }
 
 private:
     std::shared_ptr<const Store> store_;
@@ -76,6 +79,12 @@ public:
         if (result.isNull())
             return std::nullopt;
         return decodeAll<Symbol>(result, protocol::symbolFromJson);
+    }
+    std::vector<Related> related(uint64_t usrHash, Relation relation) override {
+        QJsonObject params = usrParams(usrHash);
+        params.insert("relation", QString::fromUtf8(relationName(relation).data(),
+                                                    qsizetype(relationName(relation).size())));
+        return decodeAll<Related>(call("symdex/related", params), protocol::relatedFromJson);
     }
 
 private:

@@ -25,6 +25,7 @@ public:
     virtual std::vector<SymbolHit> occurrences(uint64_t usrHash) = 0;
     virtual std::vector<ReferenceHit> references(uint64_t usrHash) = 0;
     virtual std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) = 0;
+    virtual std::vector<Related> related(uint64_t usrHash, Relation relation) = 0;
 };
 
 /// --daemon auto|never|always.

@@ -53,7 +53,8 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
     for (const Reference& r : references) {
         // Only references starting on the cursor's line, at or before it, can cover it: look up
         // names for those alone.
-        if (r.location.line != cursor.line || r.location.column > cursor.column)
+        if (r.location.line != cursor.line || r.location.column > cursor.column ||
+            !isWrittenUse(r.roles))
             continue;
         // The spelling at the start must reach the cursor too (when the line is known): skip
         // the name lookup, a store query, for references that end before it.

@@ -101,6 +101,136 @@ bool isScope(SymbolKind kind) {
     }
 }
 
+bool isFunctionLike(SymbolKind kind) {
+    switch (kind) {
+    case SymbolKind::Function:
+    case SymbolKind::Method:
+    case SymbolKind::StaticMethod:
+    case SymbolKind::Constructor:
+    case SymbolKind::Destructor:
+    case SymbolKind::ConversionFunction:
+        return true;
+    default:
+        return false;
+    }
+}
+
+std::string typeSpelling(CXType type) {
+    return type.kind == CXType_Invalid ? std::string() : String(clang_getTypeSpelling(type)).str();
+}
+
+/// The direct children of `cursor` of one kind (parameters, template parameters, bases).
+std::vector<CXCursor> childrenOfKind(CXCursor cursor, std::initializer_list<CXCursorKind> kinds) {
+    struct Visit {
+        std::initializer_list<CXCursorKind> kinds;
+        std::vector<CXCursor> found;
+    } visit{kinds, {}};
+    clang_visitChildren(
+        cursor,
+        [](CXCursor child, CXCursor, CXClientData data) {
+            auto* v = static_cast<Visit*>(data);
+            if (std::find(v->kinds.begin(), v->kinds.end(), clang_getCursorKind(child)) !=
+                v->kinds.end())
+                v->found.push_back(child);
+            return CXChildVisit_Continue;
+        },
+        &visit);
+    return std::move(visit.found);
+}
+
+/// "T name", "const Slice &key", "DB **dbptr": clang's spelling of the type, then the name.
+std::string declarator(CXType type, const std::string& name) {
+    std::string out = typeSpelling(type);
+    if (!name.empty())
+        out += (out.ends_with('&') || out.ends_with('*') ? "" : " ") + name;
+    return out;
+}
+
+/// Symbol::signature: the declaration without its body, as clang prints its types.
+std::string signatureOf(CXCursor cursor, SymbolKind kind, const std::string& name) {
+    // libclang's indexer hands over a template's pattern, not the template: no template head.
+    std::string out;
+    if (isFunctionLike(kind)) {
+        if (kind == SymbolKind::StaticMethod)
+            out += "static ";
+        else if (clang_CXXMethod_isVirtual(cursor))
+            out += "virtual ";
+        const CXType type = clang_getCursorType(cursor);
+        if (kind != SymbolKind::Constructor && kind != SymbolKind::Destructor &&
+            kind != SymbolKind::ConversionFunction)
+            if (std::string result = typeSpelling(clang_getResultType(type)); !result.empty())
+                out += result + " ";
+        out += name + "(";
+        bool first = true;
+        for (CXCursor param : childrenOfKind(cursor, {CXCursor_ParmDecl})) {
+            if (!first)
+                out += ", ";
+            first = false;
+            out += declarator(clang_getCursorType(param),
+                              String(clang_getCursorSpelling(param)).str());
+        }
+        if (type.kind == CXType_FunctionProto && clang_isFunctionTypeVariadic(type))
+            out += first ? "..." : ", ...";
+        out += ")";
+        if (clang_CXXMethod_isConst(cursor))
+            out += " const";
+        if (clang_CXXMethod_isPureVirtual(cursor))
+            out += " = 0";
+        else if (clang_CXXMethod_isDeleted(cursor))
+            out += " = delete";
+        else if (clang_CXXMethod_isDefaulted(cursor))
+            out += " = default";
+        return out;
+    }
+    switch (kind) {
+    case SymbolKind::Variable:
+    case SymbolKind::StaticMember:
+    case SymbolKind::Field:
+        return (kind == SymbolKind::StaticMember ? "static " : "") +
+               declarator(clang_getCursorType(cursor), name);
+    case SymbolKind::Typedef:
+        return "typedef " + declarator(clang_getTypedefDeclUnderlyingType(cursor), name);
+    case SymbolKind::TypeAlias:
+        return "using " + name + " = " + typeSpelling(clang_getTypedefDeclUnderlyingType(cursor));
+    case SymbolKind::EnumConstant:
+        return name + " = " + std::to_string(clang_getEnumConstantDeclValue(cursor));
+    case SymbolKind::Enum:
+        return (clang_EnumDecl_isScoped(cursor) ? "enum class " : "enum ") + name;
+    case SymbolKind::Class:
+    case SymbolKind::Struct:
+    case SymbolKind::Union: {
+        out += kind == SymbolKind::Struct  ? "struct "
+               : kind == SymbolKind::Union ? "union "
+                                           : "class ";
+        out += name;
+        bool first = true;
+        for (CXCursor base : childrenOfKind(cursor, {CXCursor_CXXBaseSpecifier})) {
+            out += first ? " : " : ", ";
+            first = false;
+            switch (clang_getCXXAccessSpecifier(base)) {
+            case CX_CXXPublic:
+                out += "public ";
+                break;
+            case CX_CXXProtected:
+                out += "protected ";
+                break;
+            case CX_CXXPrivate:
+                out += "private ";
+                break;
+            default:
+                break;
+            }
+            if (clang_isVirtualBase(base))
+                out += "virtual ";
+            out += typeSpelling(clang_getCursorType(base));
+        }
+        return out;
+    }
+    default:
+        return {};
+    }
+}
+
 uint8_t templateFlags(CXIdxEntityCXXTemplateKind kind) {
     switch (kind) {
     case CXIdxEntity_Template:
@@ -277,11 +407,47 @@ public:
         symbol.flags = templateFlags(entity->templateKind) | (info->isDefinition ? kDefinition : 0);
         symbol.location = pos;
         symbol.extent = extentOf(info->cursor, state, pos);
+        symbol.signature = signatureOf(info->cursor, kind, symbol.name);
+        symbol.comment = String(clang_Cursor_getBriefCommentText(info->cursor)).str();
+        relations(info, state, pos, symbol.usrHash());
         // libclang always skips system header bodies when skipping; elsewhere it means another
         // parse in this session had them, and this file's in-body references are missing.
         if ((info->flags & CXIdxDeclFlag_Skipped) && !out->bodiesSkipped &&
             !clang_Location_isInSystemHeader(clang_indexLoc_getCXSourceLocation(info->loc)))
             out->bodiesSkipped = true;
+    }
+
+    /// A class definition's bases and a method's overridden methods, as references in the same
+    /// file (kRoleBase at each base-specifier, kRoleOverride at the method's name; records.h).
+    void relations(const CXIdxDeclInfo* info, FileState* state, Position at, uint64_t subject) {
+        if (const CXIdxCXXClassDeclInfo* cls = clang_index_getCXXClassDeclInfo(info)) {
+            for (unsigned i = 0; i < cls->numBases; ++i) {
+                const CXIdxEntityInfo* base = cls->bases[i]->base;
+                if (!base || !base->USR || !*base->USR)
+                    continue;
+                Position pos;
+                if (fileOf(cls->bases[i]->loc, &pos) != state)
+                    continue; // spelled through a macro from another file
+                IndexedFile* out = output(state);
+                if (!out)
+                    return;
+                out->references.push_back({hash64(base->USR), pos, kRoleBase, subject});
+            }
+        }
+        if (info->isRedeclaration || !isFunctionLike(symbolKind(info->entityInfo->kind)))
+            return;
+        CXCursor* overridden = nullptr;
+        unsigned n = 0;
+        clang_getOverriddenCursors(info->cursor, &overridden, &n);
+        for (unsigned i = 0; i < n; ++i) {
+            String usr(clang_getCursorUSR(overridden[i]));
+            if (!*usr.c_str())
+                continue;
+            if (IndexedFile* out = output(state))
+                out->references.push_back({hash64(usr.c_str()), at, kRoleOverride, subject});
+        }
+        if (overridden)
+            clang_disposeOverriddenCursors(overridden);
     }
 
     void reference(const CXIdxEntityRefInfo* info) {
@@ -298,6 +464,9 @@ public:
         ref.location = pos;
         ref.roles =
             uint16_t(info->role) | (info->kind == CXIdxEntityRef_Implicit ? kRoleImplicit : 0);
+        // libclang has the parent's USR at hand for every reference: hashing it is the cost.
+        if (const CXIdxEntityInfo* parent = info->parentEntity; parent && parent->USR)
+            ref.container = *parent->USR ? hash64(parent->USR) : 0;
     }
 
     /// A diagnostic counts in the file it is in: the main file's (and the command line's) in the
@@ -454,9 +623,11 @@ private:
         size_t out = 0;
         for (size_t i = 0; i < refs.size(); ++i) {
             if (out && refs[out - 1].location == refs[i].location &&
-                refs[out - 1].usrHash == refs[i].usrHash)
+                refs[out - 1].usrHash == refs[i].usrHash) {
                 refs[out - 1].roles |= refs[i].roles;
-            else
+                // Whatever order the two came in (a base-specifier is reported twice).
+                refs[out - 1].container = std::max(refs[out - 1].container, refs[i].container);
+            } else
                 refs[out++] = refs[i];
         }
         refs.resize(out);
@@ -674,6 +845,8 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     // No -working-directory: libclang's driver would chdir() the process. The compile database
     // reader made every path absolute instead.
     args.push_back("-Wno-unknown-warning-option");
+    // Plain `//` comments document what they precede too (clangd reads them so): Symbol::comment.
+    args.push_back("-fparse-all-comments");
     std::vector<const char*> argv;
     argv.reserve(args.size());
     for (const std::string& a : args)

@@ -35,14 +35,19 @@ std::optional<uint64_t> usrHashFromJson(const QString& text) {
 }
 
 QJsonObject symbolToJson(const Symbol& s) {
-    return QJsonObject{{"usr", QString::fromStdString(s.usr)},
-                       {"name", QString::fromStdString(s.name)},
-                       {"qualifiedName", QString::fromStdString(s.qualifiedName)},
-                       {"kind", int(s.kind)},
-                       {"flags", int(s.flags)},
-                       {"location", positionJson(s.location)},
-                       {"extentBegin", positionJson(s.extent.begin)},
-                       {"extentEnd", positionJson(s.extent.end)}};
+    QJsonObject o{{"usr", QString::fromStdString(s.usr)},
+                  {"name", QString::fromStdString(s.name)},
+                  {"qualifiedName", QString::fromStdString(s.qualifiedName)},
+                  {"kind", int(s.kind)},
+                  {"flags", int(s.flags)},
+                  {"location", positionJson(s.location)},
+                  {"extentBegin", positionJson(s.extent.begin)},
+                  {"extentEnd", positionJson(s.extent.end)}};
+    if (!s.signature.empty())
+        o.insert("signature", QString::fromStdString(s.signature));
+    if (!s.comment.empty())
+        o.insert("comment", QString::fromStdString(s.comment));
+    return o;
 }
 
 std::optional<Symbol> symbolFromJson(const QJsonObject& o) {
@@ -50,6 +55,8 @@ std::optional<Symbol> symbolFromJson(const QJsonObject& o) {
     s.usr = o.value("usr").toString().toStdString();
     s.name = o.value("name").toString().toStdString();
     s.qualifiedName = o.value("qualifiedName").toString().toStdString();
+    s.signature = o.value("signature").toString().toStdString();
+    s.comment = o.value("comment").toString().toStdString();
     const int kind = o.value("kind").toInt(-1), flags = o.value("flags").toInt(-1);
     auto location = positionFrom(o.value("location"));
     auto begin = positionFrom(o.value("extentBegin"));
@@ -65,18 +72,24 @@ std::optional<Symbol> symbolFromJson(const QJsonObject& o) {
 }
 
 QJsonObject referenceToJson(const Reference& r) {
-    return QJsonObject{{"usrHash", usrHashToJson(r.usrHash)},
-                       {"location", positionJson(r.location)},
-                       {"roles", int(r.roles)}};
+    QJsonObject o{{"usrHash", usrHashToJson(r.usrHash)},
+                  {"location", positionJson(r.location)},
+                  {"roles", int(r.roles)}};
+    if (r.container)
+        o.insert("container", usrHashToJson(r.container));
+    return o;
 }
 
 std::optional<Reference> referenceFromJson(const QJsonObject& o) {
     auto usr = usrHashFromJson(o.value("usrHash").toString());
     auto location = positionFrom(o.value("location"));
     const int roles = o.value("roles").toInt(-1);
-    if (!usr || !location || roles < 0 || roles > 0xffff)
+    std::optional<uint64_t> container = uint64_t(0);
+    if (o.contains("container"))
+        container = usrHashFromJson(o.value("container").toString());
+    if (!usr || !location || roles < 0 || roles > 0xffff || !container)
         return std::nullopt;
-    return Reference{*usr, *location, uint16_t(roles)};
+    return Reference{*usr, *location, uint16_t(roles), *container};
 }
 
 QJsonObject symbolHitToJson(const SymbolHit& hit) {
@@ -101,6 +114,37 @@ std::optional<ReferenceHit> referenceHitFromJson(const QJsonObject& o) {
     if (!ref || !o.value("path").isString())
         return std::nullopt;
     return ReferenceHit{*ref, o.value("path").toString().toStdString()};
+}
+
+QJsonObject relatedToJson(const Related& r) {
+    QJsonObject o{{"usrHash", usrHashToJson(r.usrHash)}};
+    if (r.symbol)
+        o.insert("symbol", symbolHitToJson(*r.symbol));
+    QJsonArray sites;
+    for (const ReferenceHit& site : r.sites)
+        sites.append(referenceHitToJson(site));
+    o.insert("sites", sites);
+    return o;
+}
+
+std::optional<Related> relatedFromJson(const QJsonObject& o) {
+    Related r;
+    std::optional<uint64_t> usr = usrHashFromJson(o.value("usrHash").toString());
+    if (!usr || !o.value("sites").isArray())
+        return std::nullopt;
+    r.usrHash = *usr;
+    if (o.contains("symbol")) {
+        r.symbol = symbolHitFromJson(o.value("symbol").toObject());
+        if (!r.symbol)
+            return std::nullopt;
+    }
+    for (const QJsonValue& v : o.value("sites").toArray()) {
+        std::optional<ReferenceHit> site = referenceHitFromJson(v.toObject());
+        if (!site)
+            return std::nullopt;
+        r.sites.push_back(std::move(*site));
+    }
+    return r;
 }
 
 QJsonObject nameMatchToJson(const NameMatch& m) {

@@ -29,6 +29,9 @@ std::optional<ReferenceHit> referenceHitFromJson(const QJsonObject& o);
 QJsonObject nameMatchToJson(const NameMatch& match);
 std::optional<NameMatch> nameMatchFromJson(const QJsonObject& o);
 
+QJsonObject relatedToJson(const Related& related);
+std::optional<Related> relatedFromJson(const QJsonObject& o);
+
 QJsonObject storeStatsToJson(const StoreStats& stats);
 
 } // namespace symdex::protocol

@@ -62,6 +62,10 @@ std::string kindDisplayName(SymbolKind kind, uint8_t flags) {
 }
 
 std::string roleName(uint16_t roles) {
+    if (roles & kRoleOverride)
+        return "override";
+    if (roles & kRoleBase)
+        return "base";
     if (roles & kRoleCall)
         return "call";
     if (roles & kRoleAddressOf)
@@ -95,7 +99,8 @@ uint64_t Symbol::usrHash() const {
 // location, which keeps most of the bytes one-byte varints.
 std::string encodeSymbol(const Symbol& s) {
     std::string out;
-    out.reserve(24 + s.usr.size() + s.name.size() + s.qualifiedName.size());
+    out.reserve(26 + s.usr.size() + s.name.size() + s.qualifiedName.size() + s.signature.size() +
+                s.comment.size());
     Writer w(out);
     w.byte(static_cast<uint8_t>(s.kind));
     w.byte(s.flags);
@@ -108,6 +113,8 @@ std::string encodeSymbol(const Symbol& s) {
     w.string(s.name);
     w.string(s.qualifiedName);
     w.string(s.usr);
+    w.string(s.signature);
+    w.string(s.comment);
     return out;
 }
 
@@ -130,6 +137,8 @@ std::optional<Symbol> decodeSymbol(std::string_view bytes) {
     s.name = r.string();
     s.qualifiedName = r.string();
     s.usr = r.string();
+    s.signature = r.string();
+    s.comment = r.string();
     if (r.failed() || !r.atEnd())
         return std::nullopt;
     return s;
@@ -137,12 +146,13 @@ std::optional<Symbol> decodeSymbol(std::string_view bytes) {
 
 std::string encodeReference(const Reference& ref) {
     std::string out;
-    out.reserve(16);
+    out.reserve(24);
     Writer w(out);
     w.fixed64(ref.usrHash);
     w.varint(ref.location.line);
     w.varint(ref.location.column);
     w.varint(ref.roles);
+    w.fixed64(ref.container);
     return out;
 }
 
@@ -152,7 +162,11 @@ std::optional<Reference> decodeReference(std::string_view bytes) {
     ref.usrHash = r.fixed64();
     ref.location.line = uint32_t(r.varint());
     ref.location.column = uint32_t(r.varint());
-    ref.roles = uint16_t(r.varint());
+    const uint64_t roles = r.varint();
+    if (roles > UINT16_MAX)
+        return std::nullopt;
+    ref.roles = uint16_t(roles);
+    ref.container = r.fixed64();
     if (r.failed() || !r.atEnd())
         return std::nullopt;
     return ref;

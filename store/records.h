@@ -11,7 +11,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 5;
+inline constexpr uint32_t kStoreFormatVersion = 6;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,
@@ -61,10 +61,24 @@ enum RefRole : uint16_t {
     kRoleDynamic = 1 << 6,
     kRoleAddressOf = 1 << 7,
     kRoleImplicit = 1 << 8,
+    // symdex's own, above libclang's: relations, stored as references so that a file's
+    // relations are replaced with its references and found both ways through the same index.
+    /// A base-specifier: the referenced class is a base of the container (the derived class).
+    kRoleBase = 1 << 12,
+    /// At an overriding method's name: the referenced method is one it overrides directly; the
+    /// container is the overriding method. Not a use written in the source: reference lists
+    /// leave these out (isWrittenUse).
+    kRoleOverride = 1 << 13,
 };
 
-/// "call", "read", "write", "address", "reference" (the most specific role set).
+/// "call", "read", "write", "address", "base", "override", "reference" (the most specific role
+/// set).
 std::string roleName(uint16_t roles);
+
+/// False for the relation-only references (kRoleOverride alone), which no source text spells.
+inline bool isWrittenUse(uint16_t roles) {
+    return roles != kRoleOverride;
+}
 
 /// A position in a file; both 1-based, the column in bytes (libclang's convention).
 struct Position {
@@ -88,6 +102,13 @@ struct Symbol {
     uint8_t flags = 0; ///< SymbolFlag bits
     Position location; ///< where the name is spelled
     Range extent;      ///< the whole declaration, for outlines
+    /// The declaration as C++ spells it, without a body or initializer: "Status Open(const
+    /// Options &options, DB **dbptr)", "int counter", "class Circle : public Shape", "Red = 0";
+    /// types as clang prints them. Empty for namespaces and macros.
+    std::string signature;
+    /// The first paragraph of the comment that documents it (`///`, `/** */`, or a plain `//`
+    /// comment right above it, as clangd reads them), without comment markers.
+    std::string comment;
     bool isDefinition() const { return flags & kDefinition; }
     uint64_t usrHash() const;
     friend bool operator==(const Symbol&, const Symbol&) = default;
@@ -98,6 +119,10 @@ struct Reference {
     uint64_t usrHash = 0; ///< hash64 of the referenced symbol's USR
     Position location;
     uint16_t roles = 0; ///< RefRole bits
+    /// hash64 of the USR of the entity whose declaration, body or initializer the reference is
+    /// in (the calling function, the class of a base-specifier, the variable initialized, the
+    /// overriding method); 0 for none (a macro expansion, a reference at file scope).
+    uint64_t container = 0;
     friend bool operator==(const Reference&, const Reference&) = default;
 };
 

@@ -47,7 +47,8 @@ std::vector<SymbolHit> StoreSnapshot::occurrences(uint64_t usrHash) const {
 std::vector<ReferenceHit> StoreSnapshot::references(uint64_t usrHash) const {
     std::vector<ReferenceHit> hits;
     view_->forEachReference(usrHash, [&](const Reference& ref, const std::string& path) {
-        hits.push_back({ref, path});
+        if (isWrittenUse(ref.roles))
+            hits.push_back({ref, path});
     });
     std::sort(hits.begin(), hits.end(), [](const ReferenceHit& a, const ReferenceHit& b) {
         return std::tie(a.path, a.reference.location) < std::tie(b.path, b.reference.location);
@@ -102,6 +103,10 @@ std::vector<SymbolHit> Store::occurrences(uint64_t usrHash) const {
 
 std::vector<ReferenceHit> Store::references(uint64_t usrHash) const {
     return snapshot().references(usrHash);
+}
+
+std::vector<Related> Store::related(uint64_t usrHash, Relation relation) const {
+    return snapshot().related(usrHash, relation);
 }
 
 std::optional<std::vector<Symbol>> Store::fileSymbols(const std::string& path) const {

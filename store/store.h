@@ -94,6 +94,31 @@ struct NameMatch {
     uint32_t occurrences = 0; ///< declarations and definitions in the store
 };
 
+/// How two symbols relate (StoreSnapshot::related).
+enum class Relation : uint8_t {
+    Callers,      ///< the functions (and variables' initializers) that use a function
+    Callees,      ///< the functions a function's definition uses
+    Bases,        ///< a class's direct base classes
+    Derived,      ///< the classes that name a class as a direct base
+    Overrides,    ///< the methods a method overrides directly
+    OverriddenBy, ///< the methods that override a method directly
+};
+
+/// "callers", "callees", "bases", "derived", "overrides", "overridden-by".
+std::string_view relationName(Relation relation);
+std::optional<Relation> parseRelation(std::string_view name);
+
+/// A symbol related to the one asked about, with where the relation is written.
+struct Related {
+    uint64_t usrHash = 0;
+    /// Its definition, else its first declaration by path and position; none when the store
+    /// has no declaration of it.
+    std::optional<SymbolHit> symbol;
+    /// The references that make the relation (the calls in the caller; a base-specifier; the
+    /// overriding method's name), sorted by path and position; never empty.
+    std::vector<ReferenceHit> sites;
+};
+
 struct StoreStats {
     uint32_t formatVersion = 0;
     size_t files = 0;
@@ -151,8 +176,13 @@ public:
     std::vector<uint64_t> resolveName(std::string_view name) const;
     /// All declarations and definitions of a symbol, sorted by path and position.
     std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
-    /// All references to a symbol, sorted by path and position.
+    /// All references to a symbol, sorted by path and position: the uses the source spells
+    /// (not the relation-only kRoleOverride ones).
     std::vector<ReferenceHit> references(uint64_t usrHash) const;
+    /// The symbol's definition, else its first declaration by path and position.
+    std::optional<SymbolHit> bestOccurrence(uint64_t usrHash) const;
+    /// The symbols related to one, sorted by their first site; each once.
+    std::vector<Related> related(uint64_t usrHash, Relation relation) const;
     /// The declarations in one file, in source order; nullopt if the file is unknown.
     std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
     /// The references in one file, in source order; nullopt if the file is unknown.
@@ -203,6 +233,7 @@ public:
     std::vector<uint64_t> resolveName(std::string_view name) const;
     std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
     std::vector<ReferenceHit> references(uint64_t usrHash) const;
+    std::vector<Related> related(uint64_t usrHash, Relation relation) const;
     std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
     std::optional<std::vector<Reference>> fileReferences(const std::string& path) const;
     StoreStats stats() const;

@@ -40,18 +40,28 @@ void dumpStore(const Store& store, std::ostream& out, const std::filesystem::pat
             out << " diagnostics " << record.errorCount << " errors " << record.warningCount
                 << " warnings";
         out << "\n";
-        for (const Symbol& s : symbols[path])
+        for (const Symbol& s : symbols[path]) {
             out << shown(path) << ":" << s.location.line << ":" << s.location.column << ": "
                 << kindDisplayName(s.kind, s.flags) << " " << s.qualifiedName
                 << (s.isDefinition() ? " [definition]" : "") << " extent " << s.extent.begin.line
                 << ":" << s.extent.begin.column << "-" << s.extent.end.line << ":"
                 << s.extent.end.column << " " << s.usr << "\n";
+            if (!s.signature.empty())
+                out << "  signature " << s.signature << "\n";
+            if (!s.comment.empty())
+                out << "  comment " << s.comment << "\n";
+        }
+        auto nameOf = [&](uint64_t usrHash) {
+            auto name = names.find(usrHash);
+            return name == names.end() ? std::string("?") : name->second;
+        };
         for (const Reference& r :
              snapshot.fileReferences(path).value_or(std::vector<Reference>{})) {
-            auto name = names.find(r.usrHash);
             out << shown(path) << ":" << r.location.line << ":" << r.location.column << ": "
-                << roleName(r.roles) << " -> " << (name == names.end() ? "?" : name->second)
-                << "\n";
+                << roleName(r.roles) << " -> " << nameOf(r.usrHash);
+            if (r.container)
+                out << " in " << nameOf(r.container);
+            out << "\n";
         }
     }
     std::map<std::string, TuRecord> tus;

@@ -40,7 +40,7 @@ QJsonValue handleDocumentHighlight(RequestContext& ctx, const QJsonValue& params
     std::map<Position, Highlight> highlights; // one per position, the strongest kind
     for (const Reference& ref :
          snapshot.fileReferences(query.path).value_or(std::vector<Reference>{})) {
-        if (ref.usrHash != usr)
+        if (ref.usrHash != usr || !isWrittenUse(ref.roles))
             continue;
         const uint32_t length =
             name ? uint32_t(name->size())

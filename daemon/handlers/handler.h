@@ -75,6 +75,7 @@ QJsonValue handleDidChangeWatchedFiles(RequestContext& ctx, const QJsonValue& pa
 QJsonValue handleFind(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleResolve(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleOccurrences(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleRelated(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleSymbolReferences(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleFileSymbols(RequestContext& ctx, const QJsonValue& params);
 

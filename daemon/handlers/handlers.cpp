@@ -24,6 +24,7 @@ const MethodSpec kMethods[] = {
     {"symdex/occurrences", handleOccurrences, false},
     {"symdex/references", handleSymbolReferences, false},
     {"symdex/fileSymbols", handleFileSymbols, false},
+    {"symdex/related", handleRelated, false},
 };
 
 } // namespace

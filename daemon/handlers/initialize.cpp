@@ -32,7 +32,7 @@ QJsonObject initializeResult(const QJsonValue& params, PositionEncoding* encodin
          QJsonObject{
              {"symdex", QJsonArray{"symdex/status", "symdex/stats", "symdex/index", "symdex/find",
                                    "symdex/resolve", "symdex/occurrences", "symdex/references",
-                                   "symdex/fileSymbols", "symdex/reindexed"}}}},
+                                   "symdex/fileSymbols", "symdex/related", "symdex/reindexed"}}}},
     };
     return QJsonObject{{"capabilities", capabilities},
                        {"serverInfo", QJsonObject{{"name", "symdexd"}, {"version", "0.1.0"}}}};

@@ -1,4 +1,5 @@
-// symdex/find, symdex/resolve, symdex/occurrences, symdex/references, symdex/fileSymbols: the
+// symdex/find, symdex/resolve, symdex/occurrences, symdex/references, symdex/fileSymbols,
+// symdex/related: the
 // store's query API over the socket, with lossless store records (protocol/store_json.h). The
 // `symdex` CLI uses them when a daemon runs, and prints exactly what it prints from the store.
 // Paths are store paths as given (any file the store holds), not LSP documents.
@@ -53,6 +54,22 @@ QJsonValue handleSymbolReferences(RequestContext& ctx, const QJsonValue& params)
     for (const ReferenceHit& hit :
          ctx.server.store.references(requireUsrHash(paramsObject(params))))
         out.append(protocol::referenceHitToJson(hit));
+    return out;
+}
+
+QJsonValue handleRelated(RequestContext& ctx, const QJsonValue& params) {
+    const QJsonObject p = paramsObject(params);
+    const uint64_t usr = requireUsrHash(p);
+    const QString name = requireString(p, "relation", "");
+    const std::optional<Relation> relation = parseRelation(name.toStdString());
+    if (!relation)
+        throw protocol::RpcError{protocol::kInvalidParams,
+                                 "'relation' must be callers, callees, bases, derived, overrides "
+                                 "or overridden-by, not '" +
+                                     name + "'"};
+    QJsonArray out;
+    for (const Related& r : ctx.server.store.related(usr, *relation))
+        out.append(protocol::relatedToJson(r));
     return out;
 }
 

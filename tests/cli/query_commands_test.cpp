@@ -127,6 +127,37 @@ TEST_CASE("query commands print the same from the in-memory store as from LMDB",
     for (Command json : {cli::runFind, cli::runDef, cli::runRefs})
         CHECK(t.run(json, "q", {"Circle", "--json"}).out.starts_with("["));
 
+    // Relations.
+    Printed callers = t.run(cli::runCallers, "callers", {"helper"});
+    CHECK(callers.rc == cli::kExitOk);
+    CHECK(callers.out == root + "src/main.cpp:10:12: main: return helper(circle) + clamped + "
+                                "int(origin.x) + geo::counter;\n");
+    Printed callees = t.run(cli::runCallees, "callees", {"geo::scale"});
+    CHECK(callees.out == "# geo::scale (function)\n" + root +
+                             "src/util.cpp:5:39: geo::detail::twice: int scale(int value) { return "
+                             "detail::twice(value); }\n");
+    CHECK(t.run(cli::runBases, "bases", {"geo::Circle"}).out ==
+          root + "include/shapes.h:19:7: class geo::Shape\n");
+    CHECK(t.run(cli::runDerived, "derived", {"geo::Shape", "--depth", "0"}).out ==
+          root + "include/shapes.h:26:7: class geo::Circle\n");
+    CHECK(t.run(cli::runOverrides, "overrides", {"geo::Shape::area"}).out ==
+          root + "src/circle.cpp:11:14: method geo::Circle::area\n");
+    CHECK(t.run(cli::runOverrides, "overrides", {"geo::Circle::area", "--up"}).out ==
+          root + "include/shapes.h:22:18: method geo::Shape::area\n");
+    CHECK(t.run(cli::runShow, "show", {"geo::Shape::area"}).out ==
+          root + "include/shapes.h:22:18: method geo::Shape::area (declaration)\n"
+                 "  signature: virtual Area area() const = 0\n"
+                 "  references 1 callers 1 callees 0 overrides 0 overridden-by 1\n");
+    CHECK(t.run(cli::runShow, "show", {"geo::Circle"}).out ==
+          root + "include/shapes.h:26:7: class geo::Circle\n"
+                 "  signature: class Circle : public Shape\n"
+                 "  comment: A circle around the origin: the plain comment documents it too.\n"
+                 "  references 5 bases 1 derived 0\n");
+    CHECK(t.run(cli::runDerived, "derived", {"geo::Circle"}).rc == cli::kExitNotFound);
+    for (Command json : {cli::runCallers, cli::runCallees, cli::runBases, cli::runDerived,
+                         cli::runOverrides, cli::runShow})
+        CHECK(t.run(json, "q", {"geo::Shape::area", "--json"}).out.starts_with("["));
+
     Printed none = t.run(cli::runDef, "def", {"no_such_symbol"});
     CHECK(none.rc == cli::kExitNotFound);
     CHECK(none.out.empty());

@@ -797,7 +797,10 @@ TEST_CASE("daemon: symdex queries print the same through the daemon as from the 
     for (const char* args :
          {"def geo::scale", "def --all geo::Circle::area", "refs geo::Circle", "refs --decls scale",
           "find sha", "find --json ar", "symbols include/shapes.h", "symbols --json src/main.cpp",
-          "refs --json geo::counter", "def nothing_like_this", "symbols src/none.cpp"}) {
+          "refs --json geo::counter", "def nothing_like_this", "symbols src/none.cpp",
+          "callers geo::scale", "callees --json main", "bases geo::Circle", "derived geo::Shape",
+          "overrides --json geo::Shape::area", "overrides --up geo::Circle::area",
+          "show geo::Circle", "show --json scale"}) {
         INFO(args);
         const std::string direct = run(args, "never");
         CHECK(run(args, "always") == direct);

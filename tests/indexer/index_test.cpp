@@ -106,13 +106,17 @@ struct GoldenTree {
                     << kindDisplayName(s.kind, s.flags) << " " << s.qualifiedName
                     << (s.isDefinition() ? " [definition]" : "") << " extent "
                     << s.extent.begin.line << ":" << s.extent.begin.column << "-"
-                    << s.extent.end.line << ":" << s.extent.end.column << "\n";
-            for (const Reference& r : refs) {
-                auto name = names.find(r.usrHash);
+                    << s.extent.end.line << ":" << s.extent.end.column
+                    << (s.signature.empty() ? "" : " | " + s.signature)
+                    << (s.comment.empty() ? "" : " // " + s.comment) << "\n";
+            auto nameOf = [&](uint64_t usrHash) {
+                auto name = names.find(usrHash);
+                return name == names.end() ? std::string("?") : name->second;
+            };
+            for (const Reference& r : refs)
                 out << relative(p) << ":" << r.location.line << ":" << r.location.column << ": "
-                    << roleName(r.roles) << " -> " << (name == names.end() ? "?" : name->second)
-                    << "\n";
-            }
+                    << roleName(r.roles) << " -> " << nameOf(r.usrHash)
+                    << (r.container ? " in " + nameOf(r.container) : "") << "\n";
         }
         return out.str();
     }
@@ -228,6 +232,88 @@ TEST_CASE("golden: definitions, declarations and references land where they shou
               std::string::npos);
         CHECK(tree.where(store.occurrences(tree.usr("survivor"))) ==
               std::vector<std::string>{"src/broken.cpp:3:5"});
+    }
+}
+
+namespace {
+
+/// "qualified name @ first site" of each symbol related to `qualified`.
+std::vector<std::string> relatedTo(const GoldenTree& tree, const std::string& qualified,
+                                   Relation relation) {
+    std::vector<std::string> out;
+    for (uint64_t usr : tree.store->resolveName(qualified))
+        for (const Related& r : tree.store->related(usr, relation)) {
+            std::string line = (r.symbol ? r.symbol->symbol.qualifiedName : "?") + " @";
+            for (const ReferenceHit& site : r.sites)
+                line += " " + tree.where(std::vector<ReferenceHit>{site}).front();
+            out.push_back(line);
+        }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("relations: callers, callees, bases, derived classes and overrides, both ways",
+          "[index][relations]") {
+    GoldenTree tree;
+    tree.index();
+    using V = std::vector<std::string>;
+    CHECK(relatedTo(tree, "helper", Relation::Callers) == V{"main @ src/main.cpp:10:12"});
+    CHECK(relatedTo(tree, "geo::detail::twice", Relation::Callers) ==
+          V{"geo::scale @ src/util.cpp:5:39"});
+    // A virtual call through the base: the caller of the method it names.
+    CHECK(relatedTo(tree, "geo::Shape::area", Relation::Callers) ==
+          V{"helper @ src/main.cpp:3:63"});
+    CHECK(relatedTo(tree, "main", Relation::Callees) ==
+          V{"geo::Circle::Circle @ src/main.cpp:6:17", "geo::scale @ src/main.cpp:6:29",
+            "geo::scale @ src/main.cpp:7:28", "geo::clamp @ src/main.cpp:9:24",
+            "geo::Box::get @ src/main.cpp:9:34", "helper @ src/main.cpp:10:12"});
+    // A function without calls, and a class, have no callees; a variable's readers are no callers.
+    CHECK(relatedTo(tree, "geo::detail::twice", Relation::Callees).empty());
+    CHECK(relatedTo(tree, "geo::Circle", Relation::Bases) ==
+          V{"geo::Shape @ include/shapes.h:26:23"});
+    CHECK(relatedTo(tree, "geo::Shape", Relation::Derived) ==
+          V{"geo::Circle @ include/shapes.h:26:23"});
+    CHECK(relatedTo(tree, "geo::Shape", Relation::Bases).empty());
+    CHECK(relatedTo(tree, "geo::Circle::area", Relation::Overrides) ==
+          V{"geo::Shape::area @ include/shapes.h:29:10"});
+    CHECK(relatedTo(tree, "geo::Shape::area", Relation::OverriddenBy) ==
+          V{"geo::Circle::area @ include/shapes.h:29:10"});
+    // The override is a relation, not a use: references() leaves it out.
+    CHECK(tree.where(tree.store->references(tree.usr("geo::Shape::area"))) ==
+          V{"src/main.cpp:3:63"});
+
+    SECTION("removing the base class and the override leaves nothing stale, either way") {
+        std::string header = test::readFile(tree.path("include/shapes.h"));
+        auto replace = [&](const std::string& from, const std::string& to) {
+            const size_t at = header.find(from);
+            REQUIRE(at != std::string::npos);
+            header.replace(at, from.size(), to);
+        };
+        replace("class Circle : public Shape {", "class Circle {");
+        replace("Area area() const override;", "Area area() const;");
+        test::writeFile(tree.path("include/shapes.h"), header);
+        tree.index();
+        CHECK(relatedTo(tree, "geo::Circle", Relation::Bases).empty());
+        CHECK(relatedTo(tree, "geo::Shape", Relation::Derived).empty());
+        CHECK(relatedTo(tree, "geo::Circle::area", Relation::Overrides).empty());
+        CHECK(relatedTo(tree, "geo::Shape::area", Relation::OverriddenBy).empty());
+        // The rest stands.
+        CHECK(relatedTo(tree, "helper", Relation::Callers) == V{"main @ src/main.cpp:10:12"});
+        const std::string dump = tree.dump();
+        CHECK(dump.find("base ->") == std::string::npos);
+        CHECK(dump.find("override ->") == std::string::npos);
+
+        SECTION("and putting them back restores both directions") {
+            replace("class Circle {", "class Circle : public Shape {");
+            replace("Area area() const;", "Area area() const override;");
+            test::writeFile(tree.path("include/shapes.h"), header);
+            tree.index();
+            CHECK(relatedTo(tree, "geo::Shape", Relation::Derived) ==
+                  V{"geo::Circle @ include/shapes.h:26:23"});
+            CHECK(relatedTo(tree, "geo::Shape::area", Relation::OverriddenBy) ==
+                  V{"geo::Circle::area @ include/shapes.h:29:10"});
+        }
     }
 }
 

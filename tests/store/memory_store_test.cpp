@@ -53,6 +53,16 @@ std::string answersOf(const Store& store) {
             out << " refs";
             for (const ReferenceHit& h : snapshot.references(usr))
                 out << " " << hit(h.path, h.reference.location) << "/" << h.reference.roles;
+            for (Relation relation :
+                 {Relation::Callers, Relation::Callees, Relation::Bases, Relation::Derived,
+                  Relation::Overrides, Relation::OverriddenBy}) {
+                out << " " << relationName(relation);
+                for (const Related& r : snapshot.related(usr, relation)) {
+                    out << " " << r.usrHash << "@";
+                    for (const ReferenceHit& h : r.sites)
+                        out << hit(h.path, h.reference.location) << ",";
+                }
+            }
         }
         out << "\n";
     }

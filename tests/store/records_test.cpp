@@ -60,6 +60,8 @@ TEST_CASE("records round-trip", "[records]") {
     s.flags = kDefinition | kTemplate;
     s.location = {11, 14};
     s.extent = {{11, 1}, {13, 2}};
+    s.signature = "virtual Area area() const";
+    s.comment = "The area, in square units.";
     CHECK(decodeSymbol(encodeSymbol(s)) == s);
 
     // An extent that starts after the location still round-trips (delta signs).
@@ -67,6 +69,9 @@ TEST_CASE("records round-trip", "[records]") {
     CHECK(decodeSymbol(encodeSymbol(s)) == s);
 
     Reference ref{hash64(s.usr), {400000, 7}, kRoleCall | kRoleDynamic};
+    CHECK(decodeReference(encodeReference(ref)) == ref);
+    ref.container = hash64("c:@F@main#");
+    ref.roles = kRoleOverride;
     CHECK(decodeReference(encodeReference(ref)) == ref);
 
     FileRecord f;
@@ -135,6 +140,8 @@ TEST_CASE("a symbol whose extent deltas are out of range decodes without overflo
     w.string("f");
     w.string("f");
     w.string("c:@F@f#");
+    w.string("int f()"); // signature
+    w.string("");        // comment
     std::optional<Symbol> s = decodeSymbol(bytes);
     REQUIRE(s);
     CHECK(s->location.line == 0xffffffffu);

@@ -1,0 +1,132 @@
+// StoreSnapshot::related: callers, callees, bases, derived classes and overrides, from the
+// references alone. A reference records the symbol it sits in (Reference::container), and the
+// indexer stores each base-specifier and each direct override as a reference too (kRoleBase,
+// kRoleOverride; store/records.h). So one direction of each relation is a USR lookup in the
+// `usrs` index (the references to a symbol), and the other a scan of the references in the files
+// that declare the symbol; a file's relations are replaced with its references, never stale.
+#include "store/snapshot_view.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace symdex {
+
+namespace {
+
+bool isFunctionLike(SymbolKind kind) {
+    switch (kind) {
+    case SymbolKind::Function:
+    case SymbolKind::Method:
+    case SymbolKind::StaticMethod:
+    case SymbolKind::Constructor:
+    case SymbolKind::Destructor:
+    case SymbolKind::ConversionFunction:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/// A caller: a function, or a variable whose initializer calls (a static's, a field's default).
+bool canCall(SymbolKind kind) {
+    return isFunctionLike(kind) || kind == SymbolKind::Variable ||
+           kind == SymbolKind::StaticMember || kind == SymbolKind::Field;
+}
+
+bool bySite(const ReferenceHit& a, const ReferenceHit& b) {
+    return std::tie(a.path, a.reference.location) < std::tie(b.path, b.reference.location);
+}
+
+} // namespace
+
+std::string_view relationName(Relation relation) {
+    switch (relation) {
+    case Relation::Callers:
+        return "callers";
+    case Relation::Callees:
+        return "callees";
+    case Relation::Bases:
+        return "bases";
+    case Relation::Derived:
+        return "derived";
+    case Relation::Overrides:
+        return "overrides";
+    case Relation::OverriddenBy:
+        return "overridden-by";
+    }
+    return "callers";
+}
+
+std::optional<Relation> parseRelation(std::string_view name) {
+    for (Relation r : {Relation::Callers, Relation::Callees, Relation::Bases, Relation::Derived,
+                       Relation::Overrides, Relation::OverriddenBy})
+        if (relationName(r) == name)
+            return r;
+    return std::nullopt;
+}
+
+std::optional<SymbolHit> StoreSnapshot::bestOccurrence(uint64_t usrHash) const {
+    std::vector<SymbolHit> hits = occurrences(usrHash); // sorted by path and position
+    if (hits.empty())
+        return std::nullopt;
+    auto definition = std::find_if(hits.begin(), hits.end(),
+                                   [](const SymbolHit& h) { return h.symbol.isDefinition(); });
+    return std::move(definition != hits.end() ? *definition : hits.front());
+}
+
+std::vector<Related> StoreSnapshot::related(uint64_t usrHash, Relation relation) const {
+    // The related symbol of each site, and the sites themselves.
+    std::map<uint64_t, std::vector<ReferenceHit>> sites;
+    const bool inward = relation == Relation::Callers || relation == Relation::Derived ||
+                        relation == Relation::OverriddenBy;
+    if (inward) {
+        // The references to the symbol, each in the symbol that relates to it.
+        view_->forEachReference(usrHash, [&](const Reference& ref, const std::string& path) {
+            if (!ref.container)
+                return;
+            const bool wanted = relation == Relation::Derived        ? (ref.roles & kRoleBase)
+                                : relation == Relation::OverriddenBy ? (ref.roles & kRoleOverride)
+                                                                     : isWrittenUse(ref.roles);
+            if (wanted)
+                sites[ref.container].push_back({ref, path});
+        });
+    } else {
+        // The references in the symbol, in the files that declare it (a definition's body for
+        // callees; the class definition's base-specifiers; the first declaration's overrides).
+        std::vector<std::string> paths;
+        for (const SymbolHit& hit : occurrences(usrHash))
+            if (relation != Relation::Callees || hit.symbol.isDefinition())
+                paths.push_back(hit.path);
+        paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+        for (const std::string& path : paths) {
+            for (const Reference& ref :
+                 view_->fileReferences(path).value_or(std::vector<Reference>{})) {
+                if (ref.container != usrHash)
+                    continue;
+                const bool wanted = relation == Relation::Bases       ? (ref.roles & kRoleBase)
+                                    : relation == Relation::Overrides ? (ref.roles & kRoleOverride)
+                                                                      : isWrittenUse(ref.roles);
+                if (wanted)
+                    sites[ref.usrHash].push_back({ref, path});
+            }
+        }
+    }
+    std::vector<Related> out;
+    for (auto& [related, where] : sites) {
+        std::optional<SymbolHit> symbol = bestOccurrence(related);
+        if (relation == Relation::Callers && (!symbol || !canCall(symbol->symbol.kind)))
+            continue;
+        if (relation == Relation::Callees && (!symbol || !isFunctionLike(symbol->symbol.kind)))
+            continue;
+        std::sort(where.begin(), where.end(), bySite);
+        out.push_back({related, std::move(symbol), std::move(where)});
+    }
+    std::sort(out.begin(), out.end(), [](const Related& a, const Related& b) {
+        return bySite(a.sites.front(), b.sites.front()) ||
+               (!bySite(b.sites.front(), a.sites.front()) && a.usrHash < b.usrHash);
+    });
+    return out;
+}
+
+} // namespace symdex
