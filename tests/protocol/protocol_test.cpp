@@ -125,11 +125,13 @@ TEST_CASE("RpcClient: the timeout is for silence, not for the length of an answe
             a.append(QString("item %1").arg(i));
         return a;
     }();
+    // Framed before the client asks: building it takes longer than the timeout under TSan on a
+    // busy machine (CI of d986d52), and a server that silent would be right to time out.
+    const QByteArray bytes = frame(makeResult(1, answer));
     std::thread server([&] {
         const int fd = ::accept(listener, nullptr, nullptr);
         char request[4096];
         (void)!::read(fd, request, sizeof request);
-        const QByteArray bytes = frame(makeResult(1, answer));
         const qsizetype piece = bytes.size() / 15 + 1;
         for (qsizetype at = 0; at < bytes.size(); at += piece) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
