@@ -76,6 +76,14 @@ QJsonValue handleFind(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleResolve(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleOccurrences(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleRelated(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleHover(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleImplementation(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handlePrepareCallHierarchy(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleIncomingCalls(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleOutgoingCalls(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handlePrepareTypeHierarchy(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleSupertypes(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleSubtypes(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleSymbolReferences(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleFileSymbols(RequestContext& ctx, const QJsonValue& params);
 

@@ -168,3 +168,94 @@ TEST_CASE("handlers: documentHighlight marks reads, writes and declarations in o
                  test::positionParams(s.tree.uri("src/main.cpp"), 9, 2))
               .isNull());
 }
+
+namespace {
+
+/// "line:character" of an LSP range's start (or of a Location's).
+std::string startOf(const QJsonValue& rangeOrLocation) {
+    const QJsonObject range = rangeOrLocation.toObject().contains("range")
+                                  ? rangeOrLocation["range"].toObject()
+                                  : rangeOrLocation.toObject();
+    return std::to_string(range["start"]["line"].toInt()) + ":" +
+           std::to_string(range["start"]["character"].toInt());
+}
+
+/// "name file start" of a hierarchy item.
+std::string itemText(const QJsonValue& item) {
+    const QString uri = item["uri"].toString();
+    return item["name"].toString().toStdString() + " " +
+           uri.mid(uri.lastIndexOf('/') + 1).toStdString() + " " + startOf(item["selectionRange"]);
+}
+
+} // namespace
+
+TEST_CASE("handlers: call and type hierarchies, implementation and hover", "[daemon][handlers]") {
+    MemoryServer s;
+    auto at = [&](const std::string& rel, int line, int character) {
+        return test::positionParams(s.tree.uri(rel), line, character);
+    };
+    // helper (main.cpp:3) is called by main, and calls geo::Shape::area.
+    const QJsonArray prepared =
+        s.call("textDocument/prepareCallHierarchy", at("src/main.cpp", 2, 12)).toArray();
+    REQUIRE(prepared.size() == 1);
+    const QJsonValue helper = prepared[0];
+    CHECK(itemText(helper) == "helper main.cpp 2:11");
+    CHECK(helper["kind"].toInt() == 12); // Function
+    const QJsonArray incoming =
+        s.call("callHierarchy/incomingCalls", QJsonObject{{"item", helper}}).toArray();
+    REQUIRE(incoming.size() == 1);
+    CHECK(itemText(incoming[0]["from"]) == "main main.cpp 4:4");
+    REQUIRE(incoming[0]["fromRanges"].toArray().size() == 1);
+    CHECK(startOf(incoming[0]["fromRanges"][0]) == "9:11");
+    CHECK(incoming[0]["fromRanges"][0]["end"]["character"].toInt() == 17); // "helper"
+    const QJsonArray outgoing =
+        s.call("callHierarchy/outgoingCalls", QJsonObject{{"item", helper}}).toArray();
+    REQUIRE(outgoing.size() == 1);
+    CHECK(itemText(outgoing[0]["to"]) == "area shapes.h 21:17"); // declared only (pure)
+    CHECK(startOf(outgoing[0]["fromRanges"][0]) == "2:62");
+
+    // Circle derives from Shape.
+    const QJsonArray circle =
+        s.call("textDocument/prepareTypeHierarchy", at("include/shapes.h", 25, 7)).toArray();
+    REQUIRE(circle.size() == 1);
+    CHECK(itemText(circle[0]) == "Circle shapes.h 25:6");
+    const QJsonArray supertypes =
+        s.call("typeHierarchy/supertypes", QJsonObject{{"item", circle[0]}}).toArray();
+    REQUIRE(supertypes.size() == 1);
+    CHECK(itemText(supertypes[0]) == "Shape shapes.h 18:6");
+    const QJsonArray subtypes =
+        s.call("typeHierarchy/subtypes", QJsonObject{{"item", supertypes[0]}}).toArray();
+    REQUIRE(subtypes.size() == 1);
+    CHECK(itemText(subtypes[0]) == "Circle shapes.h 25:6");
+    CHECK(s.call("typeHierarchy/subtypes", QJsonObject{{"item", circle[0]}}).toArray().isEmpty());
+
+    // Implementations: of the virtual call's method, the override's definition; of the base
+    // class, the derived class.
+    const QJsonArray methods =
+        s.call("textDocument/implementation", at("src/main.cpp", 2, 63)).toArray();
+    REQUIRE(methods.size() == 1);
+    CHECK(methods[0]["uri"].toString().endsWith("src/circle.cpp"));
+    CHECK(startOf(methods[0]) == "10:13");
+    const QJsonArray classes =
+        s.call("textDocument/implementation", at("src/main.cpp", 2, 31)).toArray();
+    REQUIRE(classes.size() == 1);
+    CHECK(startOf(classes[0]) == "25:6");
+
+    // Hover: kind and qualified name, signature, comment, where it is defined.
+    const QJsonValue area = s.call("textDocument/hover", at("src/main.cpp", 2, 63));
+    CHECK(area["contents"]["kind"].toString() == "markdown");
+    CHECK(area["contents"]["value"].toString().toStdString() ==
+          "### method `geo::Shape::area`\n\n```cpp\nvirtual Area area() const = 0\n```\n\n"
+          "Declared at `include/shapes.h:22`\n");
+    CHECK(startOf(area["range"]) == "2:62");
+    const QString circleHover =
+        s.call("textDocument/hover", at("src/main.cpp", 5, 11))["contents"]["value"].toString();
+    CHECK(circleHover.contains("A circle around the origin"));
+    CHECK(circleHover.contains("class Circle : public Shape"));
+    CHECK(circleHover.contains("Defined at `include/shapes.h:26`"));
+    CHECK(s.call("textDocument/hover", at("src/main.cpp", 9, 2)).isNull());
+
+    // An item without the data prepare gave it: a clear error.
+    CHECK(s.errorOf("callHierarchy/incomingCalls", QJsonObject{{"item", QJsonObject{}}}) ==
+          protocol::kInvalidParams);
+}
