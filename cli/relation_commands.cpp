@@ -149,14 +149,6 @@ int runHierarchy(const QStringList& args, const OpenBackend& open, Relation down
     return printed ? kExitOk : kExitNotFound;
 }
 
-bool isClassLike(SymbolKind kind) {
-    return kind == SymbolKind::Class || kind == SymbolKind::Struct || kind == SymbolKind::Union;
-}
-
-bool isFunctionLike(SymbolKind kind) {
-    return kind >= SymbolKind::Function && kind <= SymbolKind::ConversionFunction;
-}
-
 } // namespace
 
 int runCallers(const QStringList& args, const OpenBackend& open) {

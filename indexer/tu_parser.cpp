@@ -101,20 +101,6 @@ bool isScope(SymbolKind kind) {
     }
 }
 
-bool isFunctionLike(SymbolKind kind) {
-    switch (kind) {
-    case SymbolKind::Function:
-    case SymbolKind::Method:
-    case SymbolKind::StaticMethod:
-    case SymbolKind::Constructor:
-    case SymbolKind::Destructor:
-    case SymbolKind::ConversionFunction:
-        return true;
-    default:
-        return false;
-    }
-}
-
 std::string typeSpelling(CXType type) {
     return type.kind == CXType_Invalid ? std::string() : String(clang_getTypeSpelling(type)).str();
 }

@@ -37,6 +37,16 @@ enum class SymbolKind : uint8_t {
     Macro,
 };
 
+/// Functions, methods, constructors, destructors and conversion functions.
+inline bool isFunctionLike(SymbolKind kind) {
+    return kind >= SymbolKind::Function && kind <= SymbolKind::ConversionFunction;
+}
+
+/// Classes, structs and unions: what can have bases.
+inline bool isClassLike(SymbolKind kind) {
+    return kind == SymbolKind::Class || kind == SymbolKind::Struct || kind == SymbolKind::Union;
+}
+
 /// Lower-case name of a kind, as printed ("class", "static method", ...).
 std::string_view kindName(SymbolKind kind);
 

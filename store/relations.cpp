@@ -14,20 +14,6 @@ namespace symdex {
 
 namespace {
 
-bool isFunctionLike(SymbolKind kind) {
-    switch (kind) {
-    case SymbolKind::Function:
-    case SymbolKind::Method:
-    case SymbolKind::StaticMethod:
-    case SymbolKind::Constructor:
-    case SymbolKind::Destructor:
-    case SymbolKind::ConversionFunction:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /// A caller: a function, or a variable whose initializer calls (a static's, a field's default).
 bool canCall(SymbolKind kind) {
     return isFunctionLike(kind) || kind == SymbolKind::Variable ||

@@ -19,9 +19,15 @@ QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(
     ctx.checkCancelled();
     const std::vector<SymbolHit> hits = snapshot.occurrences(query.target->usrHash);
     const bool any = std::any_of(hits.begin(), hits.end(), wanted);
+    auto selected = [&](const SymbolHit& hit) { return !any || wanted(hit); };
+    // A symbol defined in several files (a class two programs define alike, an inline function
+    // in two headers): the one in this document, when there is one, as clangd answers.
+    const bool here = std::any_of(hits.begin(), hits.end(), [&](const SymbolHit& hit) {
+        return selected(hit) && hit.path == query.path;
+    });
     QJsonArray out;
     for (const SymbolHit& hit : hits)
-        if (!any || wanted(hit))
+        if (selected(hit) && (!here || hit.path == query.path))
             out.append(
                 mapper.location(hit.path, hit.symbol.location, uint32_t(hit.symbol.name.size())));
     return out;

@@ -34,16 +34,18 @@ QJsonObject item(PositionMapper& mapper, const SymbolHit& hit, uint64_t usrHash)
     };
 }
 
-/// prepare*Hierarchy: the symbol under the cursor as one item; null when there is none.
-QJsonValue prepare(RequestContext& ctx, const QJsonValue& params) {
+/// prepare*Hierarchy: the symbol under the cursor as one item, if it is of a kind the hierarchy
+/// holds (`accepts`: functions for calls, classes for types, as clangd); null when nothing is
+/// under the cursor.
+QJsonValue prepare(RequestContext& ctx, const QJsonValue& params, bool (*accepts)(SymbolKind)) {
     PositionMapper mapper(ctx.encoding);
     const StoreSnapshot snapshot = ctx.server.store.snapshot();
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;
     const std::optional<SymbolHit> best = snapshot.bestOccurrence(query.target->usrHash);
-    if (!best)
-        return QJsonValue::Null;
+    if (!best || !accepts(best->symbol.kind))
+        return QJsonArray{};
     return QJsonArray{item(mapper, *best, query.target->usrHash)};
 }
 
@@ -99,7 +101,7 @@ QJsonValue types(RequestContext& ctx, const QJsonValue& params, Relation relatio
 } // namespace
 
 QJsonValue handlePrepareCallHierarchy(RequestContext& ctx, const QJsonValue& params) {
-    return prepare(ctx, params);
+    return prepare(ctx, params, isFunctionLike);
 }
 
 QJsonValue handleIncomingCalls(RequestContext& ctx, const QJsonValue& params) {
@@ -111,7 +113,7 @@ QJsonValue handleOutgoingCalls(RequestContext& ctx, const QJsonValue& params) {
 }
 
 QJsonValue handlePrepareTypeHierarchy(RequestContext& ctx, const QJsonValue& params) {
-    return prepare(ctx, params);
+    return prepare(ctx, params, isClassLike);
 }
 
 QJsonValue handleSupertypes(RequestContext& ctx, const QJsonValue& params) {
@@ -123,8 +125,9 @@ QJsonValue handleSubtypes(RequestContext& ctx, const QJsonValue& params) {
 }
 
 /// textDocument/implementation: for a virtual method, every method overriding it at any depth;
-/// for a class, every class derived from it at any depth (as clangd). Each at its definition,
-/// else its first declaration. Location[]; null when nothing is under the cursor.
+/// for a class, every class derived from it at any depth. Each where clangd puts it: a method at
+/// its declaration in the class (a definition may follow from there), a class at its
+/// definition. Location[]; null when nothing is under the cursor.
 QJsonValue handleImplementation(RequestContext& ctx, const QJsonValue& params) {
     PositionMapper mapper(ctx.encoding);
     const StoreSnapshot snapshot = ctx.server.store.snapshot();
@@ -142,8 +145,15 @@ QJsonValue handleImplementation(RequestContext& ctx, const QJsonValue& params) {
             for (Related& r : snapshot.related(usr, relation))
                 if (seen.insert(r.usrHash).second) {
                     frontier.push_back(r.usrHash);
-                    if (r.symbol)
-                        found.push_back(std::move(*r.symbol));
+                    if (!r.symbol)
+                        continue;
+                    if (isFunctionLike(r.symbol->symbol.kind))
+                        for (SymbolHit& hit : snapshot.occurrences(r.usrHash))
+                            if (!hit.symbol.isDefinition()) {
+                                r.symbol = std::move(hit); // the first declaration
+                                break;
+                            }
+                    found.push_back(std::move(*r.symbol));
                 }
     }
     std::sort(found.begin(), found.end(), [](const SymbolHit& a, const SymbolHit& b) {

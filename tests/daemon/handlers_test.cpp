@@ -229,13 +229,20 @@ TEST_CASE("handlers: call and type hierarchies, implementation and hover", "[dae
     CHECK(itemText(subtypes[0]) == "Circle shapes.h 25:6");
     CHECK(s.call("typeHierarchy/subtypes", QJsonObject{{"item", circle[0]}}).toArray().isEmpty());
 
-    // Implementations: of the virtual call's method, the override's definition; of the base
-    // class, the derived class.
+    // Only functions have calls, only classes bases (clangd's answer elsewhere: no item).
+    CHECK(s.call("textDocument/prepareCallHierarchy", at("include/shapes.h", 25, 7))
+              .toArray()
+              .isEmpty());
+    CHECK(
+        s.call("textDocument/prepareTypeHierarchy", at("src/main.cpp", 2, 12)).toArray().isEmpty());
+
+    // Implementations: of the virtual call's method, the override's declaration in its class
+    // (where clangd goes); of the base class, the derived class.
     const QJsonArray methods =
         s.call("textDocument/implementation", at("src/main.cpp", 2, 63)).toArray();
     REQUIRE(methods.size() == 1);
-    CHECK(methods[0]["uri"].toString().endsWith("src/circle.cpp"));
-    CHECK(startOf(methods[0]) == "10:13");
+    CHECK(methods[0]["uri"].toString().endsWith("include/shapes.h"));
+    CHECK(startOf(methods[0]) == "28:9");
     const QJsonArray classes =
         s.call("textDocument/implementation", at("src/main.cpp", 2, 31)).toArray();
     REQUIRE(classes.size() == 1);

@@ -389,6 +389,28 @@ TEST_CASE("symbolAt: the name under the cursor, from declarations and references
     CHECK_FALSE(symbolAt({}, unknown, {1, 10}, names, "    move(x);"));
     CHECK(identifierLength("~Shape()", 0) == 6);
     CHECK(identifierLength("(x)", 0) == 0);
+
+    // "    BlockBuilder meta_index_block(&r->options);": libclang reports the constructor call at
+    // the variable's name. The variable is what the cursor is on, although the constructor's
+    // name is shorter (found on LevelDB by bench/lsp_agreement: definition went to the
+    // constructor, where clangd goes to the variable).
+    Symbol variable;
+    variable.usr = "c:table_builder.cc@F@Finish#@meta_index_block";
+    variable.name = "meta_index_block";
+    variable.location = {214, 18};
+    const uint64_t constructor = hash64("c:@N@leveldb@S@BlockBuilder@F@BlockBuilder#");
+    const NameLookup ctorName = [&](uint64_t usr) -> std::optional<std::string> {
+        return usr == constructor ? std::optional<std::string>("BlockBuilder") : std::nullopt;
+    };
+    const std::string line = "    BlockBuilder meta_index_block(&r->options);";
+    const std::vector<Reference> call = {{constructor, {214, 18}, kRoleCall}};
+    auto onVariable = symbolAt({variable}, call, {214, 20}, ctorName, line);
+    REQUIRE(onVariable);
+    CHECK(onVariable->usrHash == variable.usrHash());
+    // Without the declaration (a local variable is not indexed), the call is all there is.
+    auto onCall = symbolAt({}, call, {214, 20}, ctorName, line);
+    REQUIRE(onCall);
+    CHECK(onCall->usrHash == constructor);
 }
 
 TEST_CASE("store records survive JSON unchanged", "[protocol]") {
