@@ -11,20 +11,20 @@ bool isIdentifierChar(char c) {
            static_cast<unsigned char>(c) >= 0x80; // UTF-8 identifiers
 }
 
+/// "operator+", "operator()", "operator new": spelled at a use without the name.
+bool isOperatorName(const std::string& name) {
+    return name.starts_with("operator") && (name.size() == 8 || !isIdentifierChar(name[8]));
+}
+
 struct Candidate {
     CursorTarget target;
     bool strict = false; ///< the cursor is inside the name, not just past it
-    /// The source spells this symbol's name here. Not so for the constructor a variable's
-    /// declaration calls, which libclang reports at the variable's name.
-    bool spelled = true;
 };
 
 /// Whether `a` should be preferred to `b`.
 bool better(const Candidate& a, const Candidate& b) {
     if (a.strict != b.strict)
         return a.strict;
-    if (a.spelled != b.spelled)
-        return a.spelled;
     if (a.target.length != b.target.length)
         return a.target.length < b.target.length;
     return a.target.isDeclaration && !b.target.isDeclaration;
@@ -45,19 +45,16 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
                                      const std::vector<Reference>& references, Position cursor,
                                      const NameLookup& nameOf, std::string_view lineText) {
     std::optional<Candidate> best;
-    auto consider = [&](uint64_t usrHash, Position start, uint32_t length, bool isDeclaration,
-                        bool spelled) {
+    auto consider = [&](uint64_t usrHash, Position start, uint32_t length, bool isDeclaration) {
         if (start.line != cursor.line || length == 0 || cursor.column < start.column ||
             cursor.column > start.column + length)
             return;
-        Candidate c{{usrHash, start, length, isDeclaration},
-                    cursor.column < start.column + length,
-                    spelled};
+        Candidate c{{usrHash, start, length, isDeclaration}, cursor.column < start.column + length};
         if (!best || better(c, *best))
             best = c;
     };
     for (const Symbol& s : symbols)
-        consider(s.usrHash(), s.location, uint32_t(s.name.size()), true, true);
+        consider(s.usrHash(), s.location, uint32_t(s.name.size()), true);
     for (const Reference& r : references) {
         // Only references starting on the cursor's line, at or before it, can cover it: look up
         // names for those alone.
@@ -71,12 +68,14 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
             continue;
         std::optional<std::string> name = nameOf(r.usrHash);
         const uint32_t length = name && !name->empty() ? uint32_t(name->size()) : spelled;
-        // An identifier other than the name is spelled here (a constructor call at the
-        // variable's name): the reference is not what the cursor is on, unless nothing else is.
-        bool spelledHere = true;
-        if (name && !name->empty() && spelled > 0)
-            spelledHere = lineText.substr(r.location.column - 1, spelled) == *name;
-        consider(r.usrHash, r.location, length, false, spelledHere);
+        // A reference where the source spells another identifier, or none, is not what the
+        // cursor is on: the constructor a variable's declaration calls (libclang reports it at
+        // the variable's name), an implicit conversion at a string literal, what a macro
+        // expands to at the macro's name. Operators are spelled without their name.
+        if (name && !name->empty() && !lineText.empty() && !isOperatorName(*name) &&
+            lineText.substr(r.location.column - 1, spelled) != *name)
+            continue;
+        consider(r.usrHash, r.location, length, false);
     }
     if (!best)
         return std::nullopt;

@@ -8,9 +8,20 @@ namespace symdex::daemon {
 
 namespace {
 
+bool isDefinition(const SymbolHit& h) {
+    return h.symbol.isDefinition();
+}
+
+bool isDeclaration(const SymbolHit& h) {
+    return !h.symbol.isDefinition();
+}
+
 /// The occurrences of the symbol under the cursor that `wanted` selects; all of them when it
-/// selects none (a symbol declared only, or defined only).
-QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(const SymbolHit&)) {
+/// selects none (a symbol declared only, or defined only). With `toggle`, a cursor on a
+/// definition's own name asks for the declarations instead (clangd's go-to-definition toggles
+/// so, and answers one: the first by path and position here).
+QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(const SymbolHit&),
+                  bool toggle) {
     PositionMapper mapper(ctx.encoding);
     const StoreSnapshot snapshot = ctx.server.store.snapshot();
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
@@ -18,6 +29,17 @@ QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(
         return QJsonValue::Null;
     ctx.checkCancelled();
     const std::vector<SymbolHit> hits = snapshot.occurrences(query.target->usrHash);
+    const bool onDefinition = toggle && query.target->isDeclaration &&
+                              std::any_of(hits.begin(), hits.end(), [&](const SymbolHit& hit) {
+                                  return hit.symbol.isDefinition() && hit.path == query.path &&
+                                         hit.symbol.location == query.target->start;
+                              });
+    if (onDefinition) {
+        for (const SymbolHit& hit : hits)
+            if (!hit.symbol.isDefinition())
+                return QJsonArray{mapper.location(hit.path, hit.symbol.location,
+                                                  uint32_t(hit.symbol.name.size()))};
+    }
     const bool any = std::any_of(hits.begin(), hits.end(), wanted);
     auto selected = [&](const SymbolHit& hit) { return !any || wanted(hit); };
     // A symbol defined in several files (a class two programs define alike, an inline function
@@ -36,11 +58,11 @@ QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(
 } // namespace
 
 QJsonValue handleDefinition(RequestContext& ctx, const QJsonValue& params) {
-    return locate(ctx, params, [](const SymbolHit& h) { return h.symbol.isDefinition(); });
+    return locate(ctx, params, isDefinition, /*toggle=*/true);
 }
 
 QJsonValue handleDeclaration(RequestContext& ctx, const QJsonValue& params) {
-    return locate(ctx, params, [](const SymbolHit& h) { return !h.symbol.isDefinition(); });
+    return locate(ctx, params, isDeclaration, /*toggle=*/false);
 }
 
 } // namespace symdex::daemon

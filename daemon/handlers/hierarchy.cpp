@@ -9,8 +9,6 @@
 #include "protocol/store_json.h"
 #include "store/store.h"
 
-#include <set>
-
 namespace symdex::daemon {
 
 namespace {
@@ -34,19 +32,50 @@ QJsonObject item(PositionMapper& mapper, const SymbolHit& hit, uint64_t usrHash)
     };
 }
 
-/// prepare*Hierarchy: the symbol under the cursor as one item, if it is of a kind the hierarchy
-/// holds (`accepts`: functions for calls, classes for types, as clangd); null when nothing is
-/// under the cursor.
-QJsonValue prepare(RequestContext& ctx, const QJsonValue& params, bool (*accepts)(SymbolKind)) {
+/// Where a hierarchy starts from the symbol under the cursor (`usr`, `hit`), if it has one.
+using Start = std::optional<std::pair<uint64_t, SymbolHit>>;
+
+/// Calls: a function's.
+Start callsOf(const StoreSnapshot&, uint64_t usr, SymbolHit hit) {
+    if (!isFunctionLike(hit.symbol.kind))
+        return std::nullopt;
+    return std::pair(usr, std::move(hit));
+}
+
+/// Types: a class's; a member's class's (as clangd: on a method, its class's hierarchy).
+Start typesOf(const StoreSnapshot& snapshot, uint64_t usr, SymbolHit hit) {
+    const SymbolKind kind = hit.symbol.kind;
+    if (isClassLike(kind))
+        return std::pair(usr, std::move(hit));
+    const bool member = (isFunctionLike(kind) && kind != SymbolKind::Function) ||
+                        kind == SymbolKind::Field || kind == SymbolKind::StaticMember;
+    const std::string& qualified = hit.symbol.qualifiedName;
+    const size_t scope = qualified.rfind("::");
+    if (!member || scope == std::string::npos)
+        return std::nullopt;
+    for (uint64_t candidate : snapshot.resolveName(qualified.substr(0, scope)))
+        if (std::optional<SymbolHit> cls = snapshot.bestOccurrence(candidate);
+            cls && isClassLike(cls->symbol.kind))
+            return std::pair(candidate, std::move(*cls));
+    return std::nullopt;
+}
+
+/// prepare*Hierarchy: where the hierarchy starts from the symbol under the cursor (`startOf`), as
+/// one item; `[]` when it has none; null when nothing is under the cursor.
+QJsonValue prepare(RequestContext& ctx, const QJsonValue& params,
+                   Start (*startOf)(const StoreSnapshot&, uint64_t, SymbolHit)) {
     PositionMapper mapper(ctx.encoding);
     const StoreSnapshot snapshot = ctx.server.store.snapshot();
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;
-    const std::optional<SymbolHit> best = snapshot.bestOccurrence(query.target->usrHash);
-    if (!best || !accepts(best->symbol.kind))
+    std::optional<SymbolHit> best = snapshot.bestOccurrence(query.target->usrHash);
+    if (!best)
         return QJsonArray{};
-    return QJsonArray{item(mapper, *best, query.target->usrHash)};
+    const Start start = startOf(snapshot, query.target->usrHash, std::move(*best));
+    if (!start)
+        return QJsonArray{};
+    return QJsonArray{item(mapper, start->second, start->first)};
 }
 
 /// params.item.data.usrHash, as prepare*Hierarchy set it.
@@ -101,7 +130,7 @@ QJsonValue types(RequestContext& ctx, const QJsonValue& params, Relation relatio
 } // namespace
 
 QJsonValue handlePrepareCallHierarchy(RequestContext& ctx, const QJsonValue& params) {
-    return prepare(ctx, params, isFunctionLike);
+    return prepare(ctx, params, callsOf);
 }
 
 QJsonValue handleIncomingCalls(RequestContext& ctx, const QJsonValue& params) {
@@ -113,7 +142,7 @@ QJsonValue handleOutgoingCalls(RequestContext& ctx, const QJsonValue& params) {
 }
 
 QJsonValue handlePrepareTypeHierarchy(RequestContext& ctx, const QJsonValue& params) {
-    return prepare(ctx, params, isClassLike);
+    return prepare(ctx, params, typesOf);
 }
 
 QJsonValue handleSupertypes(RequestContext& ctx, const QJsonValue& params) {
@@ -124,38 +153,20 @@ QJsonValue handleSubtypes(RequestContext& ctx, const QJsonValue& params) {
     return types(ctx, params, Relation::Derived);
 }
 
-/// textDocument/implementation: for a virtual method, every method overriding it at any depth;
-/// for a class, every class derived from it at any depth. Each where clangd puts it: a method at
-/// its declaration in the class (a definition may follow from there), a class at its
-/// definition. Location[]; null when nothing is under the cursor.
+/// textDocument/implementation: for a virtual method, the methods that override it; for a class,
+/// the classes derived from it; one level, each at its definition, else its first declaration
+/// (as clangd). Location[]; null when nothing is under the cursor.
 QJsonValue handleImplementation(RequestContext& ctx, const QJsonValue& params) {
     PositionMapper mapper(ctx.encoding);
     const StoreSnapshot snapshot = ctx.server.store.snapshot();
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;
-    std::set<uint64_t> seen{query.target->usrHash};
-    std::vector<uint64_t> frontier{query.target->usrHash};
     std::vector<SymbolHit> found;
-    while (!frontier.empty()) {
-        ctx.checkCancelled();
-        const uint64_t usr = frontier.back();
-        frontier.pop_back();
-        for (Relation relation : {Relation::OverriddenBy, Relation::Derived})
-            for (Related& r : snapshot.related(usr, relation))
-                if (seen.insert(r.usrHash).second) {
-                    frontier.push_back(r.usrHash);
-                    if (!r.symbol)
-                        continue;
-                    if (isFunctionLike(r.symbol->symbol.kind))
-                        for (SymbolHit& hit : snapshot.occurrences(r.usrHash))
-                            if (!hit.symbol.isDefinition()) {
-                                r.symbol = std::move(hit); // the first declaration
-                                break;
-                            }
-                    found.push_back(std::move(*r.symbol));
-                }
-    }
+    for (Relation relation : {Relation::OverriddenBy, Relation::Derived})
+        for (Related& r : snapshot.related(query.target->usrHash, relation))
+            if (r.symbol)
+                found.push_back(std::move(*r.symbol));
     std::sort(found.begin(), found.end(), [](const SymbolHit& a, const SymbolHit& b) {
         return std::tie(a.path, a.symbol.location) < std::tie(b.path, b.symbol.location);
     });

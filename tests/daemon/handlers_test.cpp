@@ -80,10 +80,15 @@ TEST_CASE("handlers: LSP answers on the in-memory store land on exact locations"
     // The same questions and answers as daemon_test's "LSP answers land on exact locations".
     CHECK(locations(s.call("textDocument/definition", positionParams(main, 9, 11)), tree) ==
           Strings{"src/main.cpp:2:11-2:17"});
-    CHECK(locations(s.call("textDocument/definition", positionParams(main, 5, 16)), tree) ==
+    const std::string shapes = tree.uri("include/shapes.h");
+    const std::string circleCpp = tree.uri("src/circle.cpp");
+    CHECK(locations(s.call("textDocument/definition", positionParams(shapes, 27, 14)), tree) ==
           Strings{"src/circle.cpp:8:8-8:14"});
-    CHECK(locations(s.call("textDocument/declaration", positionParams(main, 5, 16)), tree) ==
+    CHECK(locations(s.call("textDocument/definition", positionParams(circleCpp, 8, 10)), tree) ==
           Strings{"include/shapes.h:27:13-27:19"});
+    CHECK(locations(s.call("textDocument/declaration", positionParams(circleCpp, 8, 10)), tree) ==
+          Strings{"include/shapes.h:27:13-27:19"});
+    CHECK(s.call("textDocument/definition", positionParams(main, 5, 16)).toArray().isEmpty());
     CHECK(locations(s.call("textDocument/definition", positionParams(main, 9, 61)), tree) ==
           Strings{"src/circle.cpp:4:4-4:11"});
     CHECK(s.call("textDocument/definition", positionParams(main, 9, 2)).isNull());
@@ -228,6 +233,11 @@ TEST_CASE("handlers: call and type hierarchies, implementation and hover", "[dae
     REQUIRE(subtypes.size() == 1);
     CHECK(itemText(subtypes[0]) == "Circle shapes.h 25:6");
     CHECK(s.call("typeHierarchy/subtypes", QJsonObject{{"item", circle[0]}}).toArray().isEmpty());
+    // On a method, its class's hierarchy (as clangd): area in circle.cpp is Circle's.
+    const QJsonArray fromMethod =
+        s.call("textDocument/prepareTypeHierarchy", at("src/circle.cpp", 10, 15)).toArray();
+    REQUIRE(fromMethod.size() == 1);
+    CHECK(itemText(fromMethod[0]) == "Circle shapes.h 25:6");
 
     // Only functions have calls, only classes bases (clangd's answer elsewhere: no item).
     CHECK(s.call("textDocument/prepareCallHierarchy", at("include/shapes.h", 25, 7))
@@ -236,13 +246,13 @@ TEST_CASE("handlers: call and type hierarchies, implementation and hover", "[dae
     CHECK(
         s.call("textDocument/prepareTypeHierarchy", at("src/main.cpp", 2, 12)).toArray().isEmpty());
 
-    // Implementations: of the virtual call's method, the override's declaration in its class
-    // (where clangd goes); of the base class, the derived class.
+    // Implementations: of the virtual call's method, the override's definition; of the base
+    // class, the derived class.
     const QJsonArray methods =
         s.call("textDocument/implementation", at("src/main.cpp", 2, 63)).toArray();
     REQUIRE(methods.size() == 1);
-    CHECK(methods[0]["uri"].toString().endsWith("include/shapes.h"));
-    CHECK(startOf(methods[0]) == "28:9");
+    CHECK(methods[0]["uri"].toString().endsWith("src/circle.cpp"));
+    CHECK(startOf(methods[0]) == "10:13");
     const QJsonArray classes =
         s.call("textDocument/implementation", at("src/main.cpp", 2, 31)).toArray();
     REQUIRE(classes.size() == 1);

@@ -97,17 +97,17 @@ check(vim.deep_equal(calls, { 'src/main.cpp:10:12 main' }), 'incoming calls: got
   vim.inspect(calls))
 vim.cmd('cclose')
 
--- Go to implementation of the virtual call shape.area() (main.cpp:3): the override's declaration
--- in its class, shapes.h:29 "Area area() const override;" (as clangd).
+-- Go to implementation of the virtual call shape.area() (main.cpp:3): the override's definition,
+-- circle.cpp:11 "Area Circle::area() const".
 vim.cmd('edit ' .. root .. '/src/main.cpp')
 vim.api.nvim_win_set_cursor(0, { 3, 62 })
 vim.lsp.buf.implementation()
 check(vim.wait(10000, function()
-  return vim.api.nvim_buf_get_name(0) == root .. '/include/shapes.h'
-end, 20), 'implementation did not open include/shapes.h, but ' .. vim.api.nvim_buf_get_name(0))
+  return vim.api.nvim_buf_get_name(0) == root .. '/src/circle.cpp'
+end, 20), 'implementation did not open src/circle.cpp, but ' .. vim.api.nvim_buf_get_name(0))
 local at = vim.api.nvim_win_get_cursor(0)
-check(at[1] == 29 and at[2] == 9, 'implementation landed at ' .. vim.inspect(at) ..
-  ', expected { 29, 9 }')
+check(at[1] == 11 and at[2] == 13, 'implementation landed at ' .. vim.inspect(at) ..
+  ', expected { 11, 13 }')
 
 -- Hover on the same call: a floating window with the qualified name, the signature and where
 -- it is declared.
@@ -132,5 +132,5 @@ for _, expected_text in ipairs({ 'geo::Shape::area', 'virtual Area area() const 
 end
 
 finish(true, 'definition at src/main.cpp:3:12, references ' .. table.concat(found, ' ') ..
-  ', incoming calls ' .. table.concat(calls, ' ') .. ', implementation at include/shapes.h:29:10' ..
+  ', incoming calls ' .. table.concat(calls, ' ') .. ', implementation at src/circle.cpp:11:14' ..
   ', hover shows the signature')

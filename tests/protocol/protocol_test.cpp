@@ -407,10 +407,18 @@ TEST_CASE("symbolAt: the name under the cursor, from declarations and references
     auto onVariable = symbolAt({variable}, call, {214, 20}, ctorName, line);
     REQUIRE(onVariable);
     CHECK(onVariable->usrHash == variable.usrHash());
-    // Without the declaration (a local variable is not indexed), the call is all there is.
-    auto onCall = symbolAt({}, call, {214, 20}, ctorName, line);
-    REQUIRE(onCall);
-    CHECK(onCall->usrHash == constructor);
+    // Without the declaration (a local variable is not indexed), nothing: the constructor is not
+    // what the cursor is on (clangd answers the variable, which symdex does not index).
+    CHECK_FALSE(symbolAt({}, call, {214, 20}, ctorName, line));
+    // An implicit conversion at a string literal: nothing either; an operator: its use.
+    const std::vector<Reference> conversion = {{constructor, {1, 9}, kRoleCall}};
+    CHECK_FALSE(symbolAt({}, conversion, {1, 10}, ctorName, "    Put(\"key\");"));
+    const uint64_t plus = hash64("c:@N@leveldb@F@operator+#");
+    const NameLookup plusName = [&](uint64_t) -> std::optional<std::string> { return "operator+"; };
+    const std::vector<Reference> op = {{plus, {1, 7}, kRoleCall}};
+    auto onOperator = symbolAt({}, op, {1, 7}, plusName, "    a + b;");
+    REQUIRE(onOperator);
+    CHECK(onOperator->usrHash == plus);
 }
 
 TEST_CASE("store records survive JSON unchanged", "[protocol]") {
