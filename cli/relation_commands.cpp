@@ -201,7 +201,11 @@ int runShow(const QStringList& args, const OpenBackend& open) {
                 best = &hit;
                 break;
             }
-        const Symbol& s = best->symbol;
+        Symbol s = best->symbol;
+        // The comment of the definition, else of the first declaration that has one.
+        for (const SymbolHit& hit : hits)
+            if (s.comment.empty() && !hit.symbol.comment.empty())
+                s.comment = hit.symbol.comment;
         std::vector<std::pair<const char*, size_t>> counts{
             {"references", store->references(usr).size()}};
         auto count = [&](const char* label, Relation relation) {

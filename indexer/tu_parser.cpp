@@ -1,5 +1,6 @@
 #include "indexer/tu_parser.h"
 
+#include "indexer/doc_comment.h"
 #include "indexer/file_stamps.h"
 #include "indexer/probe_log.h"
 #include "store/encoding.h"
@@ -394,7 +395,6 @@ public:
         symbol.location = pos;
         symbol.extent = extentOf(info->cursor, state, pos);
         symbol.signature = signatureOf(info->cursor, kind, symbol.name);
-        symbol.comment = String(clang_Cursor_getBriefCommentText(info->cursor)).str();
         relations(info, state, pos, symbol.usrHash());
         // libclang always skips system header bodies when skipping; elsewhere it means another
         // parse in this session had them, and this file's in-body references are missing.
@@ -513,6 +513,30 @@ public:
             const char* data = clang_getFileContents(tu, state->file, &size);
             if (data)
                 seenHashes_[path] = hash64(std::string_view(data, size));
+        }
+    }
+
+    /// Symbol::comment of every symbol extracted, from the text of the buffers the parse read
+    /// (indexer/doc_comment.h).
+    void attachComments(CXTranslationUnit tu) {
+        for (Extracted& extracted : extracted_) {
+            IndexedFile& file = extracted.file;
+            if (file.symbols.empty())
+                continue;
+            auto state = seenPaths_.find(file.file.path);
+            if (state == seenPaths_.end())
+                continue;
+            size_t size = 0;
+            const char* data = clang_getFileContents(tu, state->second->file, &size);
+            if (!data)
+                continue;
+            const std::string_view text(data, size);
+            const std::vector<size_t> starts = lineStarts(text);
+            for (Symbol& symbol : file.symbols) {
+                const uint32_t first = std::min(symbol.extent.begin.line, symbol.location.line);
+                symbol.comment = docComment(text, starts, first ? first : symbol.location.line,
+                                            symbol.location.line);
+            }
         }
     }
 
@@ -831,8 +855,6 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     // No -working-directory: libclang's driver would chdir() the process. The compile database
     // reader made every path absolute instead.
     args.push_back("-Wno-unknown-warning-option");
-    // Plain `//` comments document what they precede too (clangd reads them so): Symbol::comment.
-    args.push_back("-fparse-all-comments");
     std::vector<const char*> argv;
     argv.reserve(args.size());
     for (const std::string& a : args)
@@ -857,6 +879,7 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
         auto lock = extractor.holdExtractionLock();
         if (options.indexMacros)
             extractor.macros(tu);
+        extractor.attachComments(tu);
     }
     if (tu)
         clang_disposeTranslationUnit(tu);

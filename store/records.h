@@ -116,8 +116,8 @@ struct Symbol {
     /// Options &options, DB **dbptr)", "int counter", "class Circle : public Shape", "Red = 0";
     /// types as clang prints them. Empty for namespaces and macros.
     std::string signature;
-    /// The first paragraph of the comment that documents it (`///`, `/** */`, or a plain `//`
-    /// comment right above it, as clangd reads them), without comment markers.
+    /// The first paragraph of the comment that documents it: the `//` lines or `/* */` block
+    /// right above it, or a trailing `///<` (indexer/doc_comment.h), without comment markers.
     std::string comment;
     bool isDefinition() const { return flags & kDefinition; }
     uint64_t usrHash() const;

@@ -21,8 +21,17 @@ QJsonValue handleHover(RequestContext& ctx, const QJsonValue& params) {
     std::string text = "### " + kindDisplayName(s.kind, s.flags) + " `" + s.qualifiedName + "`\n";
     if (!s.signature.empty())
         text += "\n```cpp\n" + s.signature + "\n```\n";
-    if (!s.comment.empty())
-        text += "\n" + s.comment + "\n";
+    // The comment of the definition, else of the first declaration that has one (a function's
+    // is usually at its declaration in the header).
+    std::string comment = s.comment;
+    if (comment.empty())
+        for (const SymbolHit& hit : snapshot.occurrences(query.target->usrHash))
+            if (!hit.symbol.comment.empty()) {
+                comment = hit.symbol.comment;
+                break;
+            }
+    if (!comment.empty())
+        text += "\n" + comment + "\n";
     std::string where = best->path;
     const std::filesystem::path relative =
         std::filesystem::path(best->path).lexically_relative(ctx.server.root);

@@ -1,0 +1,48 @@
+// docComment: the comment documenting a declaration, from the source text alone.
+#include "indexer/doc_comment.h"
+
+#include <catch2/catch.hpp>
+
+using namespace symdex;
+
+namespace {
+
+std::string commentAt(std::string_view text, uint32_t firstLine, uint32_t nameLine = 0) {
+    return docComment(text, lineStarts(text), firstLine, nameLine ? nameLine : firstLine);
+}
+
+} // namespace
+
+TEST_CASE("doc comments: the lines or block right above, or a trailing one", "[index][comments]") {
+    const std::string text = "int a; // not a's documentation for b\n" // 1
+                             "int b;\n"                                // 2
+                             "\n"                                      // 3
+                             "/// Scales \\p value by two.\n"          // 4
+                             "///\n"                                   // 5
+                             "/// Second paragraph.\n"                 // 6
+                             "int scale(int value);\n"                 // 7
+                             "// A plain comment\n"                    // 8
+                             "// on two lines.\n"                      // 9
+                             "class Circle {\n"                        // 10
+                             "    double x; ///< Across.\n"            // 11
+                             "};\n"                                    // 12
+                             "/** How many\n"                          // 13
+                             " *  circles. */\n"                       // 14
+                             "extern int counter;\n"                   // 15
+                             "\n"                                      // 16
+                             "// Detached by a blank line.\n"          // 17
+                             "\n"                                      // 18
+                             "int detached;\n"                         // 19
+                             "x = 1; /* code before */\n"              // 20
+                             "int afterCode;\n";                       // 21
+    CHECK(commentAt(text, 2).empty()); // a trailing comment of the line above is not b's
+    CHECK(commentAt(text, 7) == "Scales value by two.");
+    CHECK(commentAt(text, 10) == "A plain comment on two lines.");
+    CHECK(commentAt(text, 11) == "Across.");
+    CHECK(commentAt(text, 15) == "How many circles.");
+    CHECK(commentAt(text, 19).empty());
+    CHECK(commentAt(text, 21).empty()); // a block that does not begin its line is code's
+    CHECK(commentAt(text, 1).empty());  // nothing above the first line
+    // A declaration whose extent starts above its name's line: the comment above the extent.
+    CHECK(commentAt(text, 10, 11) == "Across."); // the trailing one on the name's line first
+}
