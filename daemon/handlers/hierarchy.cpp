@@ -42,22 +42,41 @@ Start callsOf(const StoreSnapshot&, uint64_t usr, SymbolHit hit) {
     return std::pair(usr, std::move(hit));
 }
 
-/// Types: a class's; a member's class's (as clangd: on a method, its class's hierarchy).
-Start typesOf(const StoreSnapshot& snapshot, uint64_t usr, SymbolHit hit) {
-    const SymbolKind kind = hit.symbol.kind;
-    if (isClassLike(kind))
-        return std::pair(usr, std::move(hit));
-    const bool member = (isFunctionLike(kind) && kind != SymbolKind::Function) ||
-                        kind == SymbolKind::Field || kind == SymbolKind::StaticMember;
-    const std::string& qualified = hit.symbol.qualifiedName;
-    const size_t scope = qualified.rfind("::");
-    if (!member || scope == std::string::npos)
-        return std::nullopt;
-    for (uint64_t candidate : snapshot.resolveName(qualified.substr(0, scope)))
+/// The class named `name` ("leveldb::Options"), if the store has one.
+Start classNamed(const StoreSnapshot& snapshot, const std::string& name) {
+    for (uint64_t candidate : snapshot.resolveName(name))
         if (std::optional<SymbolHit> cls = snapshot.bestOccurrence(candidate);
             cls && isClassLike(cls->symbol.kind))
             return std::pair(candidate, std::move(*cls));
     return std::nullopt;
+}
+
+/// Types, as clangd finds the record at a position: a class's own; a method's class's; a
+/// variable's type's, when that is a class (not a pointer or reference to one). A field has none.
+Start typesOf(const StoreSnapshot& snapshot, uint64_t usr, SymbolHit hit) {
+    const SymbolKind kind = hit.symbol.kind;
+    if (isClassLike(kind))
+        return std::pair(usr, std::move(hit));
+    if (isFunctionLike(kind) && kind != SymbolKind::Function) {
+        const std::string& qualified = hit.symbol.qualifiedName;
+        const size_t scope = qualified.rfind("::");
+        return scope == std::string::npos ? std::nullopt
+                                          : classNamed(snapshot, qualified.substr(0, scope));
+    }
+    if (kind != SymbolKind::Variable && kind != SymbolKind::StaticMember)
+        return std::nullopt;
+    // The signature is "[static ][const ]TYPE NAME" (records.h).
+    std::string_view type = hit.symbol.signature;
+    const std::string& name = hit.symbol.name;
+    if (!type.ends_with(" " + name))
+        return std::nullopt;
+    type.remove_suffix(name.size() + 1);
+    for (std::string_view prefix : {"static ", "const ", "volatile "})
+        if (type.starts_with(prefix))
+            type.remove_prefix(prefix.size());
+    if (type.empty() || type.find_first_of("*&[(<") != std::string_view::npos)
+        return std::nullopt; // a pointer, reference, array, function or template type
+    return classNamed(snapshot, std::string(type));
 }
 
 /// prepare*Hierarchy: where the hierarchy starts from the symbol under the cursor (`startOf`), as
