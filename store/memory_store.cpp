@@ -187,11 +187,6 @@ public:
         return f ? std::optional(f->record) : std::nullopt;
     }
 
-    uint32_t fileId(const std::string& path) override {
-        auto id = s_->ids.find(path);
-        return id == s_->ids.end() ? 0 : id->second;
-    }
-
     void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) override {
         for (const auto& [id, file] : s_->files)
             fn(id, file->record);

@@ -15,10 +15,6 @@ std::optional<FileRecord> StoreSnapshot::file(const std::string& path) const {
     return view_->file(path);
 }
 
-uint32_t StoreSnapshot::fileId(const std::string& path) const {
-    return view_->fileId(path);
-}
-
 void StoreSnapshot::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
     view_->forEachFile(fn);
 }

@@ -12,8 +12,6 @@ public:
     virtual ~View() = default;
 
     virtual std::optional<FileRecord> file(const std::string& path) = 0;
-    /// The id TuRecord::fileIds knows `path` by; 0 for a file never committed.
-    virtual uint32_t fileId(const std::string& path) = 0;
     virtual void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) = 0;
     virtual std::optional<TuRecord> tu(const std::string& mainFile) = 0;
     virtual void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) = 0;

@@ -157,8 +157,6 @@ public:
     ~StoreSnapshot();
 
     std::optional<FileRecord> file(const std::string& path) const;
-    /// The id TuRecord::fileIds knows `path` by; 0 for a file never committed.
-    uint32_t fileId(const std::string& path) const;
     /// Calls `fn` for every file record with its id (0 for a file staged and never committed).
     void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const;
     std::optional<TuRecord> tu(const std::string& mainFile) const;

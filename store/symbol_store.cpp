@@ -392,8 +392,6 @@ public:
         return bytes ? decodeFileRecord(*bytes) : std::nullopt;
     }
 
-    uint32_t fileId(const std::string& path) override { return reader_.fileId(path); }
-
     void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) override {
         std::unordered_map<std::string, const EncodedFile*> staged = stagedByPath_;
         lmdb::Cursor cursor(txn(), s_.files);

@@ -29,20 +29,8 @@ QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
         Position position;
         uint32_t length;
     };
-    // A symbol only main files declare is another program's wherever another main file declares
-    // it alike (two tools' `class Benchmark`): from one of them, its uses in that file alone, as
-    // clangd answers.
-    const std::vector<SymbolHit> occurrences = snapshot.occurrences(usr);
-    const bool mainFileOnly =
-        !occurrences.empty() &&
-        std::all_of(occurrences.begin(), occurrences.end(),
-                    [&](const SymbolHit& hit) { return snapshot.tu(hit.path).has_value(); }) &&
-        std::any_of(occurrences.begin(), occurrences.end(),
-                    [&](const SymbolHit& hit) { return hit.path == query.path; });
     std::vector<Row> rows;
     for (const ReferenceHit& ref : snapshot.references(usr)) {
-        if (mainFileOnly && ref.path != query.path)
-            continue;
         // A reference spans the symbol's name; unnamed (not indexed) symbols: the identifier.
         const uint32_t length =
             name ? uint32_t(name->size())
@@ -51,9 +39,8 @@ QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
         rows.push_back({ref.path, ref.reference.location, length});
     }
     if (includeDeclaration)
-        for (const SymbolHit& hit : occurrences)
-            if (!mainFileOnly || hit.path == query.path)
-                rows.push_back({hit.path, hit.symbol.location, uint32_t(hit.symbol.name.size())});
+        for (const SymbolHit& hit : snapshot.occurrences(usr))
+            rows.push_back({hit.path, hit.symbol.location, uint32_t(hit.symbol.name.size())});
     std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
         return std::tie(a.path, a.position) < std::tie(b.path, b.position);
     });

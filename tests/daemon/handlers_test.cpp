@@ -89,13 +89,6 @@ TEST_CASE("handlers: LSP answers on the in-memory store land on exact locations"
     CHECK(locations(s.call("textDocument/declaration", positionParams(circleCpp, 8, 10)), tree) ==
           Strings{"include/shapes.h:27:13-27:19"});
     CHECK(s.call("textDocument/definition", positionParams(main, 5, 16)).toArray().isEmpty());
-    // A namespace opened in three files: the opening the TU reads first (shapes.h, included
-    // before util.cpp's own), as clangd answers.
-    CHECK(locations(s.call("textDocument/definition", positionParams(main, 5, 5)), tree) ==
-          Strings{"include/shapes.h:6:10-6:13"});
-    CHECK(locations(
-              s.call("textDocument/definition", positionParams(tree.uri("src/util.cpp"), 2, 11)),
-              tree) == Strings{"include/shapes.h:6:10-6:13"});
     CHECK(locations(s.call("textDocument/definition", positionParams(main, 9, 61)), tree) ==
           Strings{"src/circle.cpp:4:4-4:11"});
     CHECK(s.call("textDocument/definition", positionParams(main, 9, 2)).isNull());
@@ -286,37 +279,4 @@ TEST_CASE("handlers: call and type hierarchies, implementation and hover", "[dae
     // An item without the data prepare gave it: a clear error.
     CHECK(s.errorOf("callHierarchy/incomingCalls", QJsonObject{{"item", QJsonObject{}}}) ==
           protocol::kInvalidParams);
-}
-
-TEST_CASE("handlers: references to a symbol only main files declare stay in the document's file",
-          "[daemon][handlers]") {
-    MemoryServer s;
-    // Another program's main file declares a `helper` with the same USR (main.cpp's is static,
-    // but the USR of a main-file function in another tool is the same shape: LevelDB's two
-    // `class Benchmark`s) and uses it.
-    const std::string other = (s.tree.root / "tools/other.cpp").string();
-    const std::vector<SymbolHit> mine = s.store.occurrences(s.store.resolveName("helper").at(0));
-    REQUIRE(mine.size() == 1);
-    IndexedTu tu;
-    tu.mainFile = other;
-    tu.includedFiles = {other};
-    tu.includedHashes = {1};
-    IndexedFile file;
-    file.file.path = other;
-    file.file.contentHash = 1;
-    Symbol helper = mine[0].symbol;
-    helper.location = {1, 12};
-    file.symbols.push_back(helper);
-    file.references.push_back(Reference{helper.usrHash(), {5, 12}, kRoleCall, 0});
-    tu.files.push_back(std::move(file));
-    s.store.publish(std::move(tu));
-    s.store.flush();
-    REQUIRE(s.store.references(helper.usrHash()).size() == 2); // the store holds both uses
-
-    // From main.cpp: main.cpp's use alone (with the declaration asked: main.cpp's alone too).
-    const QJsonObject at = test::positionParams(s.tree.uri("src/main.cpp"), 2, 12);
-    CHECK(test::locations(s.call("textDocument/references", withDeclaration(at, false)), s.tree) ==
-          Strings{"src/main.cpp:9:11-9:17"});
-    CHECK(test::locations(s.call("textDocument/references", withDeclaration(at, true)), s.tree) ==
-          Strings{"src/main.cpp:2:11-2:17", "src/main.cpp:9:11-9:17"});
 }
