@@ -876,9 +876,11 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
                                            int(argv.size()), nullptr, 0, &tu, tuOptions);
     if (rc == CXError_Success && tu) {
         extractor.recordContents(tu);
-        auto lock = extractor.holdExtractionLock();
-        if (options.indexMacros)
+        if (options.indexMacros) {
+            auto lock = extractor.holdExtractionLock();
             extractor.macros(tu);
+        }
+        // Reads this parse's own buffers into its own symbols: no store-wide lock needed.
         extractor.attachComments(tu);
     }
     if (tu)
