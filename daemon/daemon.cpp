@@ -111,6 +111,7 @@ bool Daemon::start(std::string* error) {
     server_ = std::make_unique<Server>(*context_, *mailbox_, serverOptions);
     // The Server, not server_: workers may ask while stop() resets server_.
     context_->serverFigures = [server = server_.get()] { return server->figures(); };
+    context_->maxDocumentWaits = int(server_->queryThreads()) - 1;
     if (!server_->listen(socketPath_, error))
         return false;
     watcher_ = std::make_unique<Watcher>(

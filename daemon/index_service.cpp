@@ -76,6 +76,10 @@ IndexService::IndexService(Store& store, IndexServiceOptions options, Callbacks 
     : store_(store), options_(std::move(options)), callbacks_(std::move(callbacks)) {}
 
 void IndexService::start() {
+    urgentThread_ = std::thread([this] {
+        pthread_setname_np(pthread_self(), "index-urgent");
+        urgentLoop();
+    });
     thread_ = std::thread([this] {
         pthread_setname_np(pthread_self(), "index-runner");
         loop();
@@ -94,7 +98,7 @@ void IndexService::request(std::vector<std::string> changedPaths, bool force, bo
         pendingForce_ |= force;
         pendingPrune_ |= pruneEmpty;
     }
-    wake_.notify_one();
+    wake_.notify_all(); // the index runner (urgentLoop() waits on it too)
 }
 
 IndexStatus IndexService::status() const {
@@ -110,11 +114,80 @@ IndexStatus IndexService::status() const {
     return st;
 }
 
+void IndexService::prioritize(const std::string& path) {
+    std::lock_guard lock(mu_);
+    if (current_)
+        current_->prioritize(path);
+    else if (state_ != IndexState::Idle || pendingRun_)
+        urgentPaths_.insert(path); // a run is starting: its Indexer gets it
+}
+
+bool IndexService::awaitDocument(const std::string& path, std::chrono::milliseconds timeout,
+                                 int maxWaiting) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::unique_lock lock(mu_);
+    if (waiting_ >= maxWaiting)
+        return false;
+    ++waiting_;
+    const Indexer* asked = nullptr;
+    bool ready = false;
+    for (;;) {
+        if (stopping_)
+            break;
+        FileState state = FileState::Ready;
+        if (current_) {
+            if (asked != current_) {
+                current_->prioritize(path);
+                asked = current_;
+            }
+            state = current_->fileState(path);
+        } else if (state_ != IndexState::Idle || pendingRun_) {
+            urgentPaths_.insert(path); // loading the database, or about to
+            state = FileState::Planning;
+        }
+        if (state == FileState::Ready) {
+            ready = true;
+            break;
+        }
+        if (progressed_.wait_until(lock, deadline) == std::cv_status::timeout)
+            break;
+    }
+    --waiting_;
+    return ready;
+}
+
 void IndexService::stop() {
-    stopping_ = true;
-    wake_.notify_one();
+    {
+        std::lock_guard lock(mu_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    progressed_.notify_all();
     if (thread_.joinable())
         thread_.join();
+    if (urgentThread_.joinable())
+        urgentThread_.join();
+}
+
+void IndexService::urgentLoop() {
+    for (;;) {
+        Indexer* indexer;
+        {
+            std::unique_lock lock(mu_);
+            wake_.wait(lock, [&] { return stopping_ || (current_ && currentRun_ != servedRun_); });
+            if (stopping_)
+                return;
+            indexer = current_;
+            servedRun_ = currentRun_;
+            serving_ = true;
+        }
+        indexer->serveUrgent(); // returns when the run's parse phase ends
+        {
+            std::lock_guard lock(mu_);
+            serving_ = false;
+        }
+        wake_.notify_all();
+    }
 }
 
 void IndexService::loop() {
@@ -142,7 +215,10 @@ void IndexService::loop() {
             std::lock_guard lock(mu_);
             state_ = IndexState::Idle;
             lastRun_ = report;
+            if (!pendingRun_)
+                urgentPaths_.clear(); // nothing is queued for them any more
         }
+        progressed_.notify_all();
         if (callbacks_.finished)
             callbacks_.finished(report);
     }
@@ -188,19 +264,31 @@ IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trig
         indexOptions.tuTimeout = options_.tuTimeout;
         indexOptions.force = force;
         indexOptions.cancel = &stopping_;
+        indexOptions.progressed = [this] {
+            { std::lock_guard lock(mu_); } // a waiter between its check and its wait sees it
+            progressed_.notify_all();
+        };
         Indexer indexer(store_, indexOptions);
         {
             std::lock_guard lock(mu_);
+            for (const std::string& path : urgentPaths_)
+                indexer.prioritize(path);
+            urgentPaths_.clear();
             current_ = &indexer;
+            currentRun_ = run;
             state_ = IndexState::Indexing;
         }
+        wake_.notify_all(); // urgentLoop()
+        progressed_.notify_all();
         try {
             report.summary = indexer.run(*db);
         } catch (const std::exception& e) {
             report.error = std::string("indexing failed: ") + e.what();
         }
-        std::lock_guard lock(mu_);
+        std::unique_lock lock(mu_);
         current_ = nullptr;
+        // urgentLoop() may still be on its way out of serveUrgent(): the Indexer must outlive it.
+        wake_.wait(lock, [&] { return !serving_; });
     }
     std::vector<std::string> absent;
     try {

@@ -102,12 +102,26 @@ public:
     /// the store instead of being refused. Thread-safe; never blocks on a run.
     void request(std::vector<std::string> changedPaths, bool force, bool pruneEmpty = false);
     IndexStatus status() const;
+
+    /// Open files first (Indexer::prioritize): the TU of `path` is parsed before every other one
+    /// not yet started, in this run or, if one is about to start, the next. Thread-safe; never
+    /// blocks on a run.
+    void prioritize(const std::string& path);
+    /// For a request on the document `path`: prioritizes it and, while its TU is queued (or the
+    /// run starting may find it out of date), waits for it to be parsed, at most `timeout`. True
+    /// if the store then holds what the run made of it; false on timeout, when `maxWaiting`
+    /// requests wait already (each holds a query thread), or when stopping. A request answers
+    /// from the store either way.
+    bool awaitDocument(const std::string& path, std::chrono::milliseconds timeout, int maxWaiting);
     /// Stops the current run after the TUs being parsed (their results are committed), and joins
     /// the thread. Later requests are ignored.
     void stop();
 
 private:
     void loop();
+    /// The `index-urgent` thread: parses urgent TUs of each run (Indexer::serveUrgent) at normal
+    /// priority; started before any thread goes to SCHED_IDLE, which it could not leave.
+    void urgentLoop();
     IndexRunReport runOnce(uint64_t run, std::vector<std::string> trigger, bool force,
                            bool pruneEmpty);
     /// Why a run of `db` must keep the store (the reason, naming the database); empty if not.
@@ -125,12 +139,19 @@ private:
     bool pendingPrune_ = false;
     IndexState state_ = IndexState::Idle;
     uint64_t runsStarted_ = 0;
-    const Indexer* current_ = nullptr; // the running Indexer, for progress()
+    Indexer* current_ = nullptr; // the running Indexer
     std::optional<IndexRunReport> lastRun_;
-    mutable std::mutex mu_; // guards the members above, from pendingPaths_ on
+    std::set<std::string> urgentPaths_; ///< for the next run's Indexer
+    int waiting_ = 0;                   ///< requests in awaitDocument()
+    uint64_t currentRun_ = 0;           ///< the run current_ belongs to
+    uint64_t servedRun_ = 0;            ///< the run urgentLoop() serves (or served last)
+    bool serving_ = false;              ///< urgentLoop() is in served_->serveUrgent()
+    mutable std::mutex mu_;             // guards the members above, from pendingPaths_ on
     std::condition_variable wake_;
+    std::condition_variable progressed_; ///< a TU was parsed, a run planned, started or ended
 
     std::thread thread_;
+    std::thread urgentThread_;
 };
 
 } // namespace symdex::daemon

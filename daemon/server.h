@@ -53,6 +53,7 @@ public:
     bool indexing() const { return indexing_; }
     uint64_t currentRun() const { return currentRun_; }
 
+    unsigned queryThreads() const { return workers_->threads(); }
     /// Figures for symdex/status. Thread-safe.
     QJsonObject figures() const;
 

@@ -126,7 +126,7 @@ Indexer::Indexer(Store& store, IndexOptions options)
     : store_(store), options_(options),
       threads_(options.threads ? options.threads
                                : std::max(1u, std::thread::hardware_concurrency())),
-      slots_(new SlotCounters[threads_]) {}
+      slots_(new SlotCounters[threads_ + 1]) {}
 
 Indexer::~Indexer() = default;
 
@@ -134,7 +134,7 @@ IndexProgress Indexer::progress() const {
     IndexProgress p;
     p.planning = planning_.load(std::memory_order_relaxed);
     p.tusToParse = tusToParse_.load(std::memory_order_relaxed);
-    for (unsigned i = 0; i < threads_; ++i) {
+    for (unsigned i = 0; i <= threads_; ++i) {
         p.tusDone += slots_[i].tusDone.load(std::memory_order_relaxed);
         p.symbols += slots_[i].symbols.load(std::memory_order_relaxed);
         p.references += slots_[i].references.load(std::memory_order_relaxed);
@@ -173,11 +173,32 @@ struct Indexer::Run {
     std::vector<TuRecord> results;
     std::vector<char> parsed;
     std::vector<std::vector<TuFailure>> headerErrors; ///< headers it extracted with errors
+    /// [tu]: kWaiting, then kStarted by the one thread that parses it, then kDone.
+    std::unique_ptr<std::atomic<uint8_t>[]> stage;
+    static constexpr uint8_t kWaiting = 0, kStarted = 1, kDone = 2;
+    FileClaimer* claims = nullptr; ///< the parse phase's claim table
+    std::atomic<size_t> workersStarted{0};
 
     Run(const CompileDatabase& database, unsigned threads, const Store& store)
         : db(database), n(database.commands.size()), arena(static_cast<int>(threads)),
           before(store), dirty(n, 0), rankOf(n, 0), included(n), extracted(n), absent(n),
-          results(n), parsed(n, 0), headerErrors(n) {}
+          results(n), parsed(n, 0), headerErrors(n), stage(new std::atomic<uint8_t>[n]) {
+        for (size_t i = 0; i < n; ++i)
+            stage[i] = kWaiting;
+    }
+
+    /// True for the one caller that moves `tu` from waiting to started.
+    bool start(size_t tu) {
+        uint8_t expected = kWaiting;
+        return stage[tu].compare_exchange_strong(expected, kStarted);
+    }
+
+    /// The TU a document belongs to: the one whose main file it is, else the store's owner of it.
+    std::optional<size_t> tuOfDocument(const std::string& path) const {
+        if (auto it = tuOf.find(path); it != tuOf.end())
+            return it->second;
+        return storedOwner(path);
+    }
 
     /// The TU of the store's owner of `path`, if that owner is in the database; nullopt otherwise.
     std::optional<size_t> storedOwner(const std::string& path) const {
@@ -260,7 +281,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     const std::pair<double, double> usageStart = cpuSeconds();
     const CommitStats commitsStart = store_.commitStats();
     const LockTelemetry locksStart = LockTelemetry::snapshot();
-    for (unsigned i = 0; i < threads_; ++i) {
+    for (unsigned i = 0; i <= threads_; ++i) {
         slots_[i].tusDone = 0;
         slots_[i].files = 0;
         slots_[i].filesWithSkippedBodies = 0;
@@ -269,7 +290,23 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     }
     planning_ = true;
 
-    Run run(db, threads_, store_);
+    {
+        std::lock_guard lock(urgentMu_);
+        parseEnded_ = false;
+    }
+    std::unique_ptr<Run> state;
+    try {
+        state = std::make_unique<Run>(db, threads_, store_);
+    } catch (...) {
+        endParsePhase(); // serveUrgent() must not wait for a run that never comes
+        throw;
+    }
+    Run& run = *state;
+    // Declared after the run, so destroyed before it: no urgent parse outlives it.
+    struct ParsePhaseGuard {
+        Indexer& indexer;
+        ~ParsePhaseGuard() { indexer.endParsePhase(); }
+    } parsePhaseGuard{*this};
     run.summary.tusTotal = run.n;
     run.summary.threads = threads_;
     findOutOfDate(run);
@@ -438,12 +475,25 @@ void Indexer::parseAll(Run& run) {
     static std::atomic<uint64_t> runs{0};
     run.generation = (uint64_t(getpid()) << 32) | ++runs;
     tusToParse_ = run.order.size();
-    planning_ = false;
+    run.claims = &claims;
 
     run.parseOptions.indexMacros = options_.indexMacros;
     if (store_.lockMode() == LockMode::Global)
         run.parseOptions.extractionLock = &store_.globalLock();
     chooseIsolation(run);
+    // Planning is over: from here on, documents are looked up in this run, and urgent TUs start.
+    {
+        std::lock_guard lock(urgentMu_);
+        live_ = &run;
+        for (const std::string& path : urgentPaths_)
+            if (std::optional<size_t> tu = run.tuOfDocument(path); tu && run.dirty[*tu])
+                urgentQueue_.push_back(*tu);
+        urgentPaths_.clear();
+        planning_ = false;
+    }
+    urgentChanged_.notify_all();
+    if (options_.progressed)
+        options_.progressed();
     std::vector<std::unique_ptr<ParseSession>> sessions;
     if (!run.order.empty() && !run.isolated) {
         const bool skip = options_.session != SessionMode::None;
@@ -451,8 +501,6 @@ void Indexer::parseAll(Run& run) {
         for (size_t i = 0; i < count; ++i)
             sessions.push_back(std::make_unique<ParseSession>(skip));
     }
-    std::atomic<size_t> workersStarted{0};
-
     const size_t limit = options_.stopAfterTusForTest ? options_.stopAfterTusForTest : SIZE_MAX;
     auto cancelled = [&] {
         return options_.cancel && options_.cancel->load(std::memory_order_relaxed);
@@ -472,24 +520,132 @@ void Indexer::parseAll(Run& run) {
                         parser.worker = std::make_unique<ParseWorker>(run.workerOptions);
                     else
                         parser.session = sessions[sessions.size() == 1 ? 0 : size_t(slot)].get();
-                    // One ticket per TU, taken in rank order.
-                    for (size_t k;
-                         !cancelled() && (k = next.fetch_add(1, std::memory_order_relaxed)) <
-                                             std::min(run.order.size(), limit);) {
-                        parseAndPublish(run, run.order[k], parser, claims, slots_[slot]);
+                    // One ticket per TU, taken in rank order; an urgent TU first, if any.
+                    for (size_t k, tu; !cancelled();) {
+                        if (takeUrgent(run, &tu)) {
+                            parseUrgent(run, tu, slots_[slot]);
+                            continue;
+                        }
+                        k = next.fetch_add(1, std::memory_order_relaxed);
+                        if (k >= std::min(run.order.size(), limit))
+                            break;
+                        if (!run.start(tu = run.order[k]))
+                            continue; // parsed as an urgent TU
+                        parseAndPublish(run, tu, parser, claims, slots_[slot]);
+                        run.stage[tu] = Run::kDone;
                         slots_[slot].tusDone.fetch_add(1, std::memory_order_relaxed);
+                        if (options_.progressed)
+                            options_.progressed();
                     }
                     if (parser.worker)
-                        workersStarted += parser.worker->spawned();
+                        run.workersStarted += parser.worker->spawned();
                 },
                 tbb::static_partitioner());
         });
+    endParsePhase();
     if (!cancelled() && run.order.size() <= limit)
         reconcileOwners(run);
     run.summary.parseWallSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - parseStart).count();
     run.summary.claimTakeovers = claims.takeovers();
-    run.summary.workersStarted += workersStarted.load();
+    run.summary.workersStarted += run.workersStarted.load();
+}
+
+void Indexer::prioritize(const std::string& path) {
+    {
+        std::lock_guard lock(urgentMu_);
+        if (parseEnded_)
+            return;
+        if (!live_) {
+            urgentPaths_.push_back(path);
+            return;
+        }
+        std::optional<size_t> tu = live_->tuOfDocument(path);
+        if (!tu || !live_->dirty[*tu] || live_->stage[*tu] != Run::kWaiting)
+            return;
+        urgentQueue_.push_back(*tu);
+    }
+    urgentChanged_.notify_all();
+}
+
+FileState Indexer::fileState(const std::string& path) const {
+    std::lock_guard lock(urgentMu_);
+    if (parseEnded_)
+        return FileState::Ready;
+    if (!live_)
+        return FileState::Planning;
+    std::optional<size_t> tu = live_->tuOfDocument(path);
+    if (!tu || !live_->dirty[*tu] || live_->stage[*tu] == Run::kDone)
+        return FileState::Ready;
+    return FileState::Queued;
+}
+
+bool Indexer::takeUrgent(Run& run, size_t* tu) {
+    std::lock_guard lock(urgentMu_);
+    while (!urgentQueue_.empty()) {
+        *tu = urgentQueue_.front();
+        urgentQueue_.pop_front();
+        if (run.start(*tu))
+            return true;
+    }
+    return false;
+}
+
+void Indexer::parseUrgent(Run& run, size_t tu, SlotCounters& counters) {
+    // A session and worker of its own, dropped after it (see prioritize()).
+    std::optional<ParseSession> session;
+    Parser parser;
+    if (run.isolated)
+        parser.worker = std::make_unique<ParseWorker>(run.workerOptions);
+    else
+        parser.session = &session.emplace(options_.session != SessionMode::None);
+    parseAndPublish(run, tu, parser, *run.claims, counters);
+    run.stage[tu] = Run::kDone;
+    counters.tusDone.fetch_add(1, std::memory_order_relaxed);
+    if (parser.worker)
+        run.workersStarted += parser.worker->spawned();
+    if (options_.progressed)
+        options_.progressed();
+}
+
+void Indexer::serveUrgent() {
+    std::unique_lock lock(urgentMu_);
+    urgentChanged_.wait(lock, [&] { return live_ || parseEnded_; });
+    if (parseEnded_)
+        return;
+    Run& run = *live_;
+    ++urgentServers_;
+    for (;;) {
+        urgentChanged_.wait(lock, [&] { return parseEnded_ || !urgentQueue_.empty(); });
+        if (parseEnded_)
+            break;
+        const size_t tu = urgentQueue_.front();
+        urgentQueue_.pop_front();
+        if (!run.start(tu))
+            continue;
+        lock.unlock();
+        parseUrgent(run, tu, slots_[threads_]);
+        lock.lock();
+    }
+    --urgentServers_;
+    urgentChanged_.notify_all();
+}
+
+void Indexer::endParsePhase() {
+    {
+        std::unique_lock lock(urgentMu_);
+        if (parseEnded_)
+            return;
+        parseEnded_ = true;
+        urgentChanged_.notify_all();
+        urgentChanged_.wait(lock, [&] { return urgentServers_ == 0; });
+        live_ = nullptr;
+        urgentQueue_.clear();
+        urgentPaths_.clear();
+        planning_ = false;
+    }
+    if (options_.progressed)
+        options_.progressed();
 }
 
 void Indexer::chooseIsolation(Run& run) {

@@ -9,8 +9,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +82,17 @@ struct IndexOptions {
     /// Tests: start at most this many TUs, then end as a cancelled run does (0: no limit). Makes
     /// "interrupted after the first commit" deterministic.
     size_t stopAfterTusForTest = 0;
+    /// Called when planning ends, after each TU is published and when the parse phase ends, on
+    /// whichever thread did it and with no lock of the Indexer held: what waits on
+    /// Indexer::fileState() looks again.
+    std::function<void()> progressed;
+};
+
+/// Where a file stands in a run (Indexer::fileState).
+enum class FileState {
+    Planning, ///< the run has not yet decided which TUs are out of date
+    Queued,   ///< its TU is out of date and not yet parsed in this run
+    Ready,    ///< its TU is up to date or was parsed in this run, or no TU of the run has it
 };
 
 /// A snapshot of a run in progress (summed from per-thread counters on demand).
@@ -147,6 +162,26 @@ public:
     IndexProgress progress() const;
     unsigned threads() const { return threads_; }
 
+    // Open files first. An editor's document jumps the queue: its TU (the one whose main file it
+    // is, or the one that owns it as a header in the store) is parsed before any other that has
+    // not started, in a session and worker of its own. A fresh session because the others' are
+    // shared by TUs taken in rank order, which is what keeps header ownership independent of
+    // timing (header_claims.h): a TU taken out of order must neither skip bodies another parsed
+    // nor leave its parses and claim refusals behind for a lower rank. So a run with urgent TUs
+    // stores exactly what a run without them does.
+
+    /// Moves the TU of `path` to the front, if it is out of date and not started. Thread-safe;
+    /// before planning ends (or before run()), remembered until it does.
+    void prioritize(const std::string& path);
+    /// Thread-safe and cheap (a lookup under a mutex).
+    FileState fileState(const std::string& path) const;
+    /// Parses urgent TUs as prioritize() queues them, on the calling thread and at its scheduling
+    /// priority, until this run's parse phase ends (returns at once if it has). The daemon calls
+    /// it from a thread of normal priority, so that the TU an editor waits for does not share
+    /// the CPU at SCHED_IDLE with the background parses. Without it, the arena's threads take
+    /// urgent TUs between their own.
+    void serveUrgent();
+
     /// Progress counters of one arena slot: written only by the thread in that slot, read by
     /// progress() (relaxed atomics, each slot on its own cache line).
     struct alignas(64) SlotCounters {
@@ -169,6 +204,13 @@ private:
                          SlotCounters& counters);
     std::optional<IndexedTu> parseIn(Run& run, size_t tu, Parser& parser, FileClaimer& claimer);
     void chooseIsolation(Run& run);
+    /// Takes the next urgent TU no thread has started; false if none.
+    bool takeUrgent(Run& run, size_t* tu);
+    /// Parses an urgent TU in a fresh session or worker.
+    void parseUrgent(Run& run, size_t tu, SlotCounters& counters);
+    /// Ends the parse phase: no urgent TU starts after it, and it returns once none is parsing.
+    /// Idempotent; run() calls it however it ends.
+    void endParsePhase();
     void reconcileOwners(Run& run);
     void cleanUp(Run& run);
     void summarize(Run& run);
@@ -176,9 +218,17 @@ private:
     Store& store_;
     IndexOptions options_;
     unsigned threads_;
-    std::unique_ptr<SlotCounters[]> slots_; // one per arena slot
+    std::unique_ptr<SlotCounters[]> slots_; // one per arena slot, and one for serveUrgent()
     std::atomic<size_t> tusToParse_{0};
     std::atomic<bool> planning_{true};
+
+    mutable std::mutex urgentMu_; // guards the members below
+    std::condition_variable urgentChanged_;
+    Run* live_ = nullptr;                  ///< the run, from the end of planning to parseEnded_
+    bool parseEnded_ = false;              ///< endParsePhase() was called
+    std::vector<std::string> urgentPaths_; ///< prioritize()d before planning ended
+    std::deque<size_t> urgentQueue_;       ///< TUs, in the order prioritize() named them
+    int urgentServers_ = 0;                ///< threads in serveUrgent()
 };
 
 } // namespace symdex

@@ -23,7 +23,7 @@ bool isDeclaration(const SymbolHit& h) {
 QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(const SymbolHit&),
                   bool toggle) {
     PositionMapper mapper(ctx.encoding);
-    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;

@@ -26,7 +26,7 @@ int highlightKind(uint16_t roles) {
 
 QJsonValue handleDocumentHighlight(RequestContext& ctx, const QJsonValue& params) {
     PositionMapper mapper(ctx.encoding);
-    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;

@@ -41,7 +41,7 @@ QJsonArray documentSymbols(const std::vector<OutlineNode>& nodes, const std::str
 
 QJsonValue handleDocumentSymbol(RequestContext& ctx, const QJsonValue& params) {
     const std::string path = textDocumentPath(ctx.server, paramsObject(params));
-    std::optional<std::vector<Symbol>> symbols = ctx.server.store.fileSymbols(path);
+    std::optional<std::vector<Symbol>> symbols = documentSnapshot(ctx, params).fileSymbols(path);
     if (!symbols)
         return QJsonArray{};
     PositionMapper mapper(ctx.encoding);

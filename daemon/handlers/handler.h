@@ -34,6 +34,9 @@ struct ServerContext {
     std::string socketPath; ///< for status
     /// Server-side figures for symdex/status: connections, queries waiting for a worker, ...
     std::function<QJsonObject()> serverFigures;
+    /// Requests that may wait for their document's TU at once (documentSnapshot()); each holds a
+    /// query thread, so the daemon keeps one free for everything else.
+    int maxDocumentWaits = 1;
 };
 
 /// One request being handled.
@@ -71,6 +74,7 @@ QJsonValue handleStatus(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleStats(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleDidSave(RequestContext& ctx, const QJsonValue& params);
+QJsonValue handleDidOpen(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleDidChangeWatchedFiles(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleFind(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleResolve(RequestContext& ctx, const QJsonValue& params);

@@ -23,6 +23,7 @@ const MethodSpec kMethods[] = {
     {"typeHierarchy/subtypes", handleSubtypes, true},
     {"workspace/symbol", handleWorkspaceSymbol, true},
     {"textDocument/didSave", handleDidSave, true},
+    {"textDocument/didOpen", handleDidOpen, true},
     {"workspace/didChangeWatchedFiles", handleDidChangeWatchedFiles, true},
     {"symdex/status", handleStatus, false},
     {"symdex/stats", handleStats, false},

@@ -84,7 +84,7 @@ Start typesOf(const StoreSnapshot& snapshot, uint64_t usr, SymbolHit hit) {
 QJsonValue prepare(RequestContext& ctx, const QJsonValue& params,
                    Start (*startOf)(const StoreSnapshot&, uint64_t, SymbolHit)) {
     PositionMapper mapper(ctx.encoding);
-    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;
@@ -177,7 +177,7 @@ QJsonValue handleSubtypes(RequestContext& ctx, const QJsonValue& params) {
 /// (as clangd). Location[]; null when nothing is under the cursor.
 QJsonValue handleImplementation(RequestContext& ctx, const QJsonValue& params) {
     PositionMapper mapper(ctx.encoding);
-    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;

@@ -10,7 +10,7 @@ namespace symdex::daemon {
 
 QJsonValue handleHover(RequestContext& ctx, const QJsonValue& params) {
     PositionMapper mapper(ctx.encoding);
-    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;

@@ -1,6 +1,7 @@
 // What starts a re-index from a client: symdex/index (explicit), textDocument/didSave and
 // workspace/didChangeWatchedFiles (notifications). Each only queues a run (IndexService); the
-// incremental indexer then re-parses exactly the TUs that read a changed file.
+// incremental indexer then re-parses exactly the TUs that read a changed file. didOpen moves the
+// document's TU to the front of the queue.
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
 #include "daemon/index_service.h"
@@ -36,6 +37,12 @@ QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params) {
 
 QJsonValue handleDidSave(RequestContext& ctx, const QJsonValue& params) {
     ctx.server.indexer.request({textDocumentPath(ctx.server, paramsObject(params))}, false);
+    return QJsonValue::Null;
+}
+
+QJsonValue handleDidOpen(RequestContext& ctx, const QJsonValue& params) {
+    // The editor shows this file: its TU, if queued, is parsed next (IndexService::prioritize).
+    ctx.server.indexer.prioritize(textDocumentPath(ctx.server, paramsObject(params)));
     return QJsonValue::Null;
 }
 

@@ -18,8 +18,9 @@ QJsonObject initializeResult(const QJsonValue& params, PositionEncoding* encodin
     const QJsonObject capabilities{
         {"positionEncoding", *encoding == PositionEncoding::Utf8 ? "utf-8" : "utf-16"},
         // No document contents are needed: the index reads files from disk. didSave (without
-        // text) starts a re-index; open/close/change are accepted and ignored.
-        {"textDocumentSync", QJsonObject{{"openClose", false},
+        // text) starts a re-index; didOpen moves the file's TU to the front of the index queue;
+        // close and change are accepted and ignored.
+        {"textDocumentSync", QJsonObject{{"openClose", true},
                                          {"change", 0},
                                          {"save", QJsonObject{{"includeText", false}}}}},
         {"definitionProvider", true},

@@ -1,5 +1,6 @@
 #include "daemon/handlers/params.h"
 
+#include "daemon/index_service.h"
 #include "indexer/compile_db.h"
 #include "store/store.h"
 
@@ -79,6 +80,12 @@ std::string documentPath(const ServerContext& server, const QString& uriOrPath,
 std::string textDocumentPath(const ServerContext& server, const QJsonObject& params) {
     const QJsonObject doc = requireObject(params, "textDocument", "");
     return documentPath(server, requireString(doc, "uri", "textDocument"), "textDocument.uri");
+}
+
+StoreSnapshot documentSnapshot(RequestContext& ctx, const QJsonValue& params) {
+    const std::string path = textDocumentPath(ctx.server, paramsObject(params));
+    ctx.server.indexer.awaitDocument(path, kDocumentWait, ctx.server.maxDocumentWaits);
+    return ctx.server.store.snapshot();
 }
 
 std::optional<std::string> symbolName(const StoreSnapshot& snapshot, uint64_t usrHash) {

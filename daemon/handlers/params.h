@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QJsonValue>
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,15 @@ std::string documentPath(const ServerContext& server, const QString& uriOrPath,
                          const QString& field);
 /// params.textDocument.uri, resolved as documentPath().
 std::string textDocumentPath(const ServerContext& server, const QJsonObject& params);
+
+/// How long a request on a document waits for its TU when the running index has it queued.
+inline constexpr std::chrono::seconds kDocumentWait{5};
+
+/// The snapshot to answer a request on params.textDocument from. Open files first: if the index
+/// has the document's TU queued (or may find it out of date in a run starting), the TU goes to
+/// the front and the request waits for it, at most kDocumentWait; so a request on a file just
+/// opened on a fresh store finds it indexed. Then answers from what the store has.
+StoreSnapshot documentSnapshot(RequestContext& ctx, const QJsonValue& params);
 
 /// A document and the symbol under the cursor of an LSP TextDocumentPositionParams.
 struct CursorQuery {

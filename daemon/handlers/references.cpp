@@ -16,7 +16,7 @@ QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
         includeDeclaration =
             optionalBool(requireObject(p, "context", ""), "includeDeclaration", "context", false);
     PositionMapper mapper(ctx.encoding);
-    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
         return QJsonValue::Null;

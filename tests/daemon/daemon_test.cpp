@@ -748,6 +748,49 @@ TEST_CASE("daemon: --index-priority normal serves the same, and a bad value is r
     }
 }
 
+TEST_CASE("daemon: a document opened while its TU is queued is parsed first and answered",
+          "[daemon][urgent]") {
+    // Twelve TUs ahead of the golden ones (larger main files rank first), each a second or more
+    // of constant evaluation, on one index thread: in queue order, main.cpp's TU would come
+    // after 12 s or more, later than the 5 s a request waits. As LevelDB's db_test.cc did for a
+    // new user: open a file on a fresh store and ask at once.
+    FixtureTree tree;
+    const std::string padding = "// " + std::string(4000, '.') + "\n";
+    for (int i = 0; i < 12; ++i) {
+        const std::string rel = "src/spin" + std::to_string(i) + ".cpp";
+        writeFile(tree.root / rel,
+                  padding +
+                      "constexpr long spin(long n) { long s = 0; for (long i = 0; i < n; ++i) "
+                      "s += i % 7; return s; }\n"
+                      "static_assert(spin(300000) > 0);\nstatic_assert(spin(300001) > 0);\n");
+        tree.sources.push_back(rel);
+    }
+    tree.writeDatabase();
+    DaemonProcess daemon(tree, {"--threads", "1"});
+    auto client = daemon.client();
+    const std::string main = tree.uri("src/main.cpp");
+    client->notify("textDocument/didOpen",
+                   QJsonObject{{"textDocument", QJsonObject{{"uri", QString::fromStdString(main)},
+                                                            {"languageId", "cpp"},
+                                                            {"version", 1},
+                                                            {"text", ""}}}});
+    // main.cpp:10 "return helper(circle) ..." -> static int helper(...) at main.cpp:3:12.
+    CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 11)), tree) ==
+          Strings{"src/main.cpp:2:11-2:17"});
+    // geo::counter: defined in circle.cpp, whose TU is still queued; declared in shapes.h, which
+    // main.cpp's parse extracted. What clangd answers from the open file alone.
+    CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 61)), tree) ==
+          Strings{"include/shapes.h:47:11-47:18"});
+    const QJsonObject status = client->call("symdex/status").toObject();
+    CHECK(status["state"].toString() == "indexing"); // answered ahead of the queue
+    CHECK(status["queue"]["tusRemaining"].toInt() >= 8);
+    // A request on a document is enough, without didOpen: circle.cpp jumps the queue too.
+    CHECK(locations(client->call("textDocument/definition",
+                                 positionParams(tree.uri("src/circle.cpp"), 8, 2)),
+                    tree) == Strings{"include/shapes.h:25:6-25:12"});
+    CHECK(client->call("symdex/status").toObject()["state"].toString() == "indexing");
+}
+
 TEST_CASE("daemon: SIGTERM during indexing keeps what was parsed", "[daemon]") {
     FixtureTree tree;
     tree.addSlowTus(6);

@@ -652,6 +652,70 @@ TEST_CASE("libclang's builtin headers and the C++ standard library resolve", "[i
     CHECK(usedHere);
 }
 
+TEST_CASE("open files first: urgent TUs leave the store exactly as a run without them",
+          "[index][urgent]") {
+    GoldenTree reference;
+    reference.index(1);
+    const std::string expected = reference.dump();
+    // Every TU asked for at once, smallest main file (the last rank) first: the urgent order is
+    // the reverse of the rank order, so headers are claimed by the wrong TU first and taken over.
+    std::vector<std::string> bySize = kSources;
+    std::sort(bySize.begin(), bySize.end(), [&](const std::string& a, const std::string& b) {
+        return std::filesystem::file_size(reference.path(a)) <
+               std::filesystem::file_size(reference.path(b));
+    });
+    std::string error;
+    for (Isolation isolation : {Isolation::InProcess, Isolation::Process}) {
+        for (unsigned threads : {1u, 2u}) {
+            INFO((isolation == Isolation::Process ? "workers, " : "in-process, ")
+                 << threads << " thread(s)");
+            GoldenTree tree;
+            auto db = loadCompileDatabase(tree.dir.path().string(), &error);
+            REQUIRE(db);
+            std::atomic<int> progressed{0};
+            IndexOptions options;
+            options.threads = threads;
+            options.isolation = isolation;
+            options.progressed = [&] { ++progressed; };
+            Indexer indexer(*tree.store, options);
+            for (const std::string& rel : bySize)
+                indexer.prioritize(tree.path(rel));
+            CHECK(indexer.fileState(tree.path("src/main.cpp")) == FileState::Planning);
+            std::thread urgent([&] { indexer.serveUrgent(); });
+            const IndexSummary summary = indexer.run(*db);
+            urgent.join();
+            CHECK(summary.tusParsed == kSources.size());
+            CHECK(summary.isolated == (isolation == Isolation::Process));
+            CHECK(summary.filesWithSkippedBodies == 0);
+            CHECK(indexer.fileState(tree.path("src/main.cpp")) == FileState::Ready);
+            CHECK(progressed >= int(kSources.size()) + 2); // planned, each TU, parse phase over
+            CHECK(tree.dump() == expected);
+            indexer.serveUrgent(); // after the run: returns at once
+        }
+    }
+
+    // A header asks for the TU that owns it in the store: edited, it is re-extracted first, and
+    // the store is what a clean index of the edited tree holds.
+    GoldenTree tree;
+    tree.index(2);
+    appendTo(tree.path("include/shapes.h"), "\nnamespace geo { int addedLater(); }\n");
+    auto db = loadCompileDatabase(tree.dir.path().string(), &error);
+    REQUIRE(db);
+    IndexOptions options;
+    options.threads = 1;
+    Indexer indexer(*tree.store, options);
+    indexer.prioritize(tree.path("include/shapes.h"));
+    std::thread urgent([&] { indexer.serveUrgent(); });
+    indexer.run(*db);
+    urgent.join();
+    CHECK(tree.where(tree.store->occurrences(tree.usr("geo::addedLater"))) ==
+          std::vector<std::string>{"include/shapes.h:56:21"});
+    GoldenTree clean;
+    appendTo(clean.path("include/shapes.h"), "\nnamespace geo { int addedLater(); }\n");
+    clean.index(1);
+    CHECK(tree.dump() == clean.dump());
+}
+
 TEST_CASE("a header seen differently by two TUs is extracted from the same one at any thread count",
           "[index][claims]") {
     // ctx.h declares onlyInA() or onlyInB() depending on a macro. a.cpp is larger, so it is
