@@ -100,21 +100,67 @@ bool isAsciiFile(const std::string& path) {
     return ascii;
 }
 
+namespace {
+
+/// path -> the text fileText() read last. Bounded: past kMaxCachedTexts files it starts over
+/// (an editor's requests touch a few files at a time; a references answer may touch hundreds).
+constexpr size_t kMaxCachedTexts = 512;
+std::unordered_map<std::string, std::shared_ptr<const FileText>> fileTexts;
+std::shared_mutex fileTextsMu;
+
+std::shared_ptr<const FileText> readText(const std::string& path, int64_t mtimeNs, int64_t size) {
+    auto file = std::make_shared<FileText>();
+    file->mtimeNs = mtimeNs;
+    file->size = size;
+    std::ifstream in(path, std::ios::binary);
+    file->text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!file->text.empty())
+        file->lineStarts.push_back(0);
+    for (size_t i = 0; i < file->text.size(); ++i)
+        if (file->text[i] == '\n' && i + 1 < file->text.size())
+            file->lineStarts.push_back(uint32_t(i + 1));
+    return file;
+}
+
+} // namespace
+
+std::shared_ptr<const FileText> fileText(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+        return std::make_shared<const FileText>();
+    const int64_t mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    {
+        std::shared_lock lock(fileTextsMu);
+        auto it = fileTexts.find(path);
+        if (it != fileTexts.end() && it->second->mtimeNs == mtimeNs &&
+            it->second->size == int64_t(st.st_size))
+            return it->second;
+    }
+    std::shared_ptr<const FileText> text = readText(path, mtimeNs, int64_t(st.st_size));
+    if (int64_t(text->text.size()) != int64_t(st.st_size))
+        return text; // changed while read: use it for this request, cache nothing
+    std::unique_lock lock(fileTextsMu);
+    if (fileTexts.size() >= kMaxCachedTexts)
+        fileTexts.clear();
+    fileTexts[path] = text;
+    return text;
+}
+
 std::string_view SourceLines::line(const std::string& path, uint32_t line) {
     auto it = files_.find(path);
-    if (it == files_.end()) {
-        std::vector<std::string> lines;
-        std::ifstream in(path, std::ios::binary);
-        for (std::string l; std::getline(in, l);) {
-            if (!l.empty() && l.back() == '\r')
-                l.pop_back();
-            lines.push_back(std::move(l));
-        }
-        it = files_.emplace(path, std::move(lines)).first;
-    }
-    if (line == 0 || line > it->second.size())
+    if (it == files_.end())
+        it = files_.emplace(path, fileText(path)).first;
+    const FileText& file = *it->second;
+    if (line == 0 || line > file.lineStarts.size())
         return {};
-    return it->second[line - 1];
+    const size_t begin = file.lineStarts[line - 1];
+    const size_t end = line < file.lineStarts.size() ? file.lineStarts[line] - 1 : file.text.size();
+    std::string_view text(file.text.data() + begin, end - begin);
+    if (!text.empty() && text.back() == '\n')
+        text.remove_suffix(1);
+    if (!text.empty() && text.back() == '\r')
+        text.remove_suffix(1);
+    return text;
 }
 
 bool PositionMapper::needsConversion(const std::string& path) {

@@ -9,6 +9,7 @@
 #include <QJsonObject>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,15 +32,28 @@ uint32_t byteOffsetFromUtf16(std::string_view line, uint32_t units);
 /// need not be read). Cached process-wide by path, mtime and size; thread-safe.
 bool isAsciiFile(const std::string& path);
 
-/// The lines of the files a request touches, each file read at most once. Not thread-safe: one
-/// per request.
+/// A file's text as read once, with where each line starts.
+struct FileText {
+    int64_t mtimeNs = 0;
+    int64_t size = -1;
+    std::string text;
+    std::vector<uint32_t> lineStarts; ///< byte offset of each line
+};
+
+/// The text of `path` as it is on disk now: from a process-wide cache (the files a daemon's
+/// requests touched last) when its mtime and size are those cached, else read. Thread-safe;
+/// empty text when unreadable.
+std::shared_ptr<const FileText> fileText(const std::string& path);
+
+/// The lines of the files a request touches, each file looked up at most once (fileText()), so
+/// one request sees one version of each. Not thread-safe: one per request.
 class SourceLines {
 public:
     /// The text of 1-based `line` of `path` without its newline; empty when unreadable.
     std::string_view line(const std::string& path, uint32_t line);
 
 private:
-    std::unordered_map<std::string, std::vector<std::string>> files_;
+    std::unordered_map<std::string, std::shared_ptr<const FileText>> files_;
 };
 
 /// Converts positions for one request.

@@ -18,6 +18,10 @@ std::string rowKey(uint32_t fileId, uint32_t seq) {
     return key;
 }
 
+uint32_t rowSeq(std::string_view rowKey) {
+    return uint32_t(readBigEndian(rowKey.substr(4, 4), 4));
+}
+
 std::string usrKey(uint64_t usrHash) {
     std::string key;
     appendBigEndian(key, usrHash, 8);

@@ -19,11 +19,14 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace symdex {
 
 std::string fileIdKey(uint32_t fileId);
 std::string rowKey(uint32_t fileId, uint32_t seq);
+/// The sequence number of a rowKey().
+uint32_t rowSeq(std::string_view rowKey);
 std::string usrKey(uint64_t usrHash);
 /// A `names` value: the symbol's USR hash and its row.
 std::string nameValue(uint64_t usrHash, uint32_t fileId, uint32_t seq);

@@ -178,6 +178,16 @@ struct MemoryStore::State {
 
 namespace {
 
+/// The rows of a file (in source order) whose location is on `line`.
+template <typename Row> std::vector<Row> onLine(const std::vector<Row>& rows, uint32_t line) {
+    auto lineOf = [](const Row& row) { return row.location.line; };
+    auto first = std::partition_point(rows.begin(), rows.end(),
+                                      [&](const Row& row) { return lineOf(row) < line; });
+    auto last = std::partition_point(first, rows.end(),
+                                     [&](const Row& row) { return lineOf(row) == line; });
+    return std::vector<Row>(first, last);
+}
+
 class MemoryView final : public StoreSnapshot::View {
 public:
     explicit MemoryView(std::shared_ptr<const MemoryStore::State> state) : s_(std::move(state)) {}
@@ -250,6 +260,18 @@ public:
     std::optional<std::vector<Reference>> fileReferences(const std::string& path) override {
         const MemoryFile* f = find(path);
         return f ? std::optional(f->references) : std::nullopt;
+    }
+
+    std::optional<std::vector<Symbol>> fileSymbolsOnLine(const std::string& path,
+                                                         uint32_t line) override {
+        const MemoryFile* f = find(path);
+        return f ? std::optional(onLine(f->symbols, line)) : std::nullopt;
+    }
+
+    std::optional<std::vector<Reference>> fileReferencesOnLine(const std::string& path,
+                                                               uint32_t line) override {
+        const MemoryFile* f = find(path);
+        return f ? std::optional(onLine(f->references, line)) : std::nullopt;
     }
 
     StoreStats stats() override {

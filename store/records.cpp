@@ -172,6 +172,21 @@ std::optional<Reference> decodeReference(std::string_view bytes) {
     return ref;
 }
 
+std::optional<uint32_t> encodedSymbolLine(std::string_view bytes) {
+    Reader r(bytes);
+    r.byte(); // kind
+    r.byte(); // flags
+    const uint64_t line = r.varint();
+    return r.failed() ? std::nullopt : std::optional(uint32_t(line));
+}
+
+std::optional<uint32_t> encodedReferenceLine(std::string_view bytes) {
+    Reader r(bytes);
+    r.fixed64(); // usrHash
+    const uint64_t line = r.varint();
+    return r.failed() ? std::nullopt : std::optional(uint32_t(line));
+}
+
 std::string encodeFileRecord(const FileRecord& f) {
     std::string out;
     Writer w(out);

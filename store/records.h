@@ -207,6 +207,10 @@ std::string encodeSymbol(const Symbol& symbol);
 std::optional<Symbol> decodeSymbol(std::string_view bytes);
 std::string encodeReference(const Reference& ref);
 std::optional<Reference> decodeReference(std::string_view bytes);
+/// The line of an encoded symbol's or reference's location, read without decoding the rest (a
+/// binary search over a file's rows, which are in source order); nullopt if malformed.
+std::optional<uint32_t> encodedSymbolLine(std::string_view bytes);
+std::optional<uint32_t> encodedReferenceLine(std::string_view bytes);
 std::string encodeFileRecord(const FileRecord& file);
 std::optional<FileRecord> decodeFileRecord(std::string_view bytes);
 std::string encodeTuRecord(const TuRecord& tu);

@@ -64,6 +64,16 @@ std::optional<std::vector<Reference>> StoreSnapshot::fileReferences(const std::s
     return view_->fileReferences(path);
 }
 
+std::optional<std::vector<Symbol>> StoreSnapshot::fileSymbolsOnLine(const std::string& path,
+                                                                    uint32_t line) const {
+    return view_->fileSymbolsOnLine(path, line);
+}
+
+std::optional<std::vector<Reference>> StoreSnapshot::fileReferencesOnLine(const std::string& path,
+                                                                          uint32_t line) const {
+    return view_->fileReferencesOnLine(path, line);
+}
+
 StoreStats StoreSnapshot::stats() const {
     return view_->stats();
 }

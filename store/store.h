@@ -187,6 +187,12 @@ public:
     std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
     /// The references in one file, in source order; nullopt if the file is unknown.
     std::optional<std::vector<Reference>> fileReferences(const std::string& path) const;
+    /// Those of fileSymbols() and fileReferences() whose location is on 1-based `line`: what is
+    /// under a cursor, without reading the whole file's rows.
+    std::optional<std::vector<Symbol>> fileSymbolsOnLine(const std::string& path,
+                                                         uint32_t line) const;
+    std::optional<std::vector<Reference>> fileReferencesOnLine(const std::string& path,
+                                                               uint32_t line) const;
     StoreStats stats() const;
 
 private:

@@ -151,6 +151,61 @@ public:
         return rows;
     }
 
+    /// The rows of `path` in `dbi` whose location is on `line`: rows are in source order, so
+    /// a binary search over their sequence numbers finds the first, reading only its line.
+    template <typename Row, typename LineOf, typename Decode>
+    std::optional<std::vector<Row>> fileRowsOnLine(const std::string& path, MDB_dbi dbi,
+                                                   uint32_t line, LineOf&& lineOf,
+                                                   Decode&& decode) const {
+        uint32_t id = fileId(path);
+        if (!id)
+            return std::nullopt;
+        const std::string prefix = fileIdKey(id);
+        auto damaged = [&] {
+            return damagedStore(s_.options.directory, "corrupt record in '" + path + "'");
+        };
+        lmdb::Cursor cursor(txn_, dbi);
+        // The number of rows: one past the last sequence number of this file.
+        std::string_view k, v;
+        const std::string next = rowKey(id + 1, 0);
+        k = next;
+        bool found = cursor.seek(MDB_SET_RANGE, k, v) ? cursor.get(MDB_PREV, k, v)
+                                                      : cursor.get(MDB_LAST, k, v);
+        if (!found || k.substr(0, 4) != prefix)
+            return std::vector<Row>{};
+        uint32_t lo = 0, hi = rowSeq(k) + 1;
+        while (lo < hi) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            const std::string key = rowKey(id, mid);
+            k = key;
+            if (!cursor.seek(MDB_SET_KEY, k, v))
+                throw damaged(); // sequence numbers run from 0 without gaps
+            std::optional<uint32_t> at = lineOf(v);
+            if (!at)
+                throw damaged();
+            if (*at < line)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        std::vector<Row> rows;
+        const std::string start = rowKey(id, lo);
+        k = start;
+        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.substr(0, 4) == prefix;
+             more = cursor.get(MDB_NEXT, k, v)) {
+            std::optional<uint32_t> at = lineOf(v);
+            if (!at)
+                throw damaged();
+            if (*at != line)
+                break;
+            auto row = decode(v);
+            if (!row)
+                throw damaged();
+            rows.push_back(std::move(*row));
+        }
+        return rows;
+    }
+
 private:
     const SymbolStore::Impl& s_;
     const lmdb::Txn& txn_;
@@ -179,6 +234,24 @@ Reference stagedReference(const EncodedFile& file, uint32_t seq) {
     if (!ref)
         throw StoreError("corrupt staged reference in '" + file.record.path + "'");
     return *ref;
+}
+
+/// The staged rows (in source order) whose location is on `line`.
+template <typename Row, typename Rows, typename LineOf, typename Decode>
+std::vector<Row> stagedOnLine(const Rows& rows, uint32_t line, LineOf&& lineOf, Decode&& decode) {
+    auto lineAt = [&](size_t seq) { return lineOf(rows[seq].value).value_or(0); };
+    size_t lo = 0, hi = rows.size();
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (lineAt(mid) < line)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    std::vector<Row> out;
+    for (size_t seq = lo; seq < rows.size() && lineAt(seq) == line; ++seq)
+        out.push_back(decode(uint32_t(seq)));
+    return out;
 }
 
 } // namespace
@@ -517,6 +590,25 @@ public:
             return refs;
         }
         return reader_.fileRows<Reference>(path, s_.refs, decodeReference);
+    }
+
+    std::optional<std::vector<Symbol>> fileSymbolsOnLine(const std::string& path,
+                                                         uint32_t line) override {
+        if (const EncodedFile* staged = stagedFile(path))
+            return stagedOnLine<Symbol>(staged->symbols, line, encodedSymbolLine,
+                                        [&](uint32_t seq) { return stagedSymbol(*staged, seq); });
+        return reader_.fileRowsOnLine<Symbol>(path, s_.symbols, line, encodedSymbolLine,
+                                              decodeSymbol);
+    }
+
+    std::optional<std::vector<Reference>> fileReferencesOnLine(const std::string& path,
+                                                               uint32_t line) override {
+        if (const EncodedFile* staged = stagedFile(path))
+            return stagedOnLine<Reference>(
+                staged->references, line, encodedReferenceLine,
+                [&](uint32_t seq) { return stagedReference(*staged, seq); });
+        return reader_.fileRowsOnLine<Reference>(path, s_.refs, line, encodedReferenceLine,
+                                                 decodeReference);
     }
 
     StoreStats stats() override {

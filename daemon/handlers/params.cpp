@@ -103,11 +103,14 @@ CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionM
     const QJsonObject position = requireObject(p, "position", "");
     const uint32_t line = requireUInt(position, "line", "position", INT32_MAX - 1);
     const uint32_t character = requireUInt(position, "character", "position", INT32_MAX - 1);
-    std::optional<std::vector<Symbol>> symbols = snapshot.fileSymbols(query.path);
-    std::optional<std::vector<Reference>> refs = snapshot.fileReferences(query.path);
+    const Position cursor = mapper.fromLsp(query.path, line, character);
+    // A name starts on the cursor's line (symbolAt()): only that line's rows are read.
+    std::optional<std::vector<Symbol>> symbols =
+        snapshot.fileSymbolsOnLine(query.path, cursor.line);
+    std::optional<std::vector<Reference>> refs =
+        snapshot.fileReferencesOnLine(query.path, cursor.line);
     if (!symbols && !refs)
         return query; // a file the store does not know: no answer, not an error
-    const Position cursor = mapper.fromLsp(query.path, line, character);
     query.target = symbolAt(
         symbols.value_or(std::vector<Symbol>{}), refs.value_or(std::vector<Reference>{}), cursor,
         [&](uint64_t usr) { return symbolName(snapshot, usr); },

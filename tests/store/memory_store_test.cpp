@@ -66,9 +66,37 @@ std::string answersOf(const Store& store) {
         }
         out << "\n";
     }
-    for (const std::string& path : paths)
-        out << "file " << path << ": " << snapshot.fileSymbols(path)->size() << " symbols, "
-            << snapshot.fileReferences(path)->size() << " references\n";
+    for (const std::string& path : paths) {
+        const std::vector<Symbol> symbols = *snapshot.fileSymbols(path);
+        const std::vector<Reference> refs = *snapshot.fileReferences(path);
+        out << "file " << path << ": " << symbols.size() << " symbols, " << refs.size()
+            << " references\n";
+        // Each line's rows, as the binary search finds them, are those of the whole file there.
+        uint32_t lastLine = 0;
+        for (const Symbol& s : symbols)
+            lastLine = std::max(lastLine, s.location.line);
+        for (const Reference& r : refs)
+            lastLine = std::max(lastLine, r.location.line);
+        for (uint32_t line = 0; line <= lastLine + 1; ++line) {
+            std::vector<std::string> expected, found;
+            for (const Symbol& s : symbols)
+                if (s.location.line == line)
+                    expected.push_back(s.usr + hit(path, s.location));
+            for (const Reference& r : refs)
+                if (r.location.line == line)
+                    expected.push_back(std::to_string(r.usrHash) + hit(path, r.location));
+            const std::vector<Symbol> symbolsOnLine = *snapshot.fileSymbolsOnLine(path, line);
+            const std::vector<Reference> refsOnLine = *snapshot.fileReferencesOnLine(path, line);
+            for (const Symbol& s : symbolsOnLine)
+                found.push_back(s.usr + hit(path, s.location));
+            for (const Reference& r : refsOnLine)
+                found.push_back(std::to_string(r.usrHash) + hit(path, r.location));
+            INFO(path << ":" << line);
+            REQUIRE(found == expected);
+        }
+    }
+    CHECK_FALSE(snapshot.fileSymbolsOnLine("/no/such/file.cpp", 1));
+    CHECK_FALSE(snapshot.fileReferencesOnLine("/no/such/file.cpp", 1));
     const StoreStats st = snapshot.stats();
     out << "stats " << st.files << " " << st.tus << " " << st.symbols << " " << st.references << " "
         << st.distinctNames << " " << st.tusWithErrors << " " << st.tusFailed << "\n";
