@@ -178,14 +178,14 @@ struct MemoryStore::State {
 
 namespace {
 
-/// The rows of a file (in source order) whose location is on `line`.
-template <typename Row> std::vector<Row> onLine(const std::vector<Row>& rows, uint32_t line) {
-    auto lineOf = [](const Row& row) { return row.location.line; };
-    auto first = std::partition_point(rows.begin(), rows.end(),
-                                      [&](const Row& row) { return lineOf(row) < line; });
-    auto last = std::partition_point(first, rows.end(),
-                                     [&](const Row& row) { return lineOf(row) == line; });
-    return std::vector<Row>(first, last);
+/// The rows of a file (in source order) whose location is on lines [first, last].
+template <typename Row>
+std::vector<Row> inLines(const std::vector<Row>& rows, uint32_t first, uint32_t last) {
+    auto begin = std::partition_point(rows.begin(), rows.end(),
+                                      [&](const Row& row) { return row.location.line < first; });
+    auto end = std::partition_point(begin, rows.end(),
+                                    [&](const Row& row) { return row.location.line <= last; });
+    return std::vector<Row>(begin, end);
 }
 
 class MemoryView final : public StoreSnapshot::View {
@@ -262,16 +262,16 @@ public:
         return f ? std::optional(f->references) : std::nullopt;
     }
 
-    std::optional<std::vector<Symbol>> fileSymbolsOnLine(const std::string& path,
-                                                         uint32_t line) override {
+    std::optional<std::vector<Symbol>> fileSymbolsInLines(const std::string& path, uint32_t first,
+                                                          uint32_t last) override {
         const MemoryFile* f = find(path);
-        return f ? std::optional(onLine(f->symbols, line)) : std::nullopt;
+        return f ? std::optional(inLines(f->symbols, first, last)) : std::nullopt;
     }
 
-    std::optional<std::vector<Reference>> fileReferencesOnLine(const std::string& path,
-                                                               uint32_t line) override {
+    std::optional<std::vector<Reference>>
+    fileReferencesInLines(const std::string& path, uint32_t first, uint32_t last) override {
         const MemoryFile* f = find(path);
-        return f ? std::optional(onLine(f->references, line)) : std::nullopt;
+        return f ? std::optional(inLines(f->references, first, last)) : std::nullopt;
     }
 
     StoreStats stats() override {

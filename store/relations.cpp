@@ -80,14 +80,29 @@ std::vector<Related> StoreSnapshot::related(uint64_t usrHash, Relation relation)
     } else {
         // The references in the symbol, in the files that declare it (a definition's body for
         // callees; the class definition's base-specifiers; the first declaration's overrides).
-        std::vector<std::string> paths;
+        // Only the lines of each declaration's extent are read: a body's references, a class's
+        // base-specifiers and a method's override sites all lie within it.
+        std::map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> spans;
         for (const SymbolHit& hit : occurrences(usrHash))
             if (relation != Relation::Callees || hit.symbol.isDefinition())
-                paths.push_back(hit.path);
-        paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-        for (const std::string& path : paths) {
-            for (const Reference& ref :
-                 view_->fileReferences(path).value_or(std::vector<Reference>{})) {
+                spans[hit.path].emplace_back(
+                    std::min(hit.symbol.extent.begin.line, hit.symbol.location.line),
+                    std::max(hit.symbol.extent.end.line, hit.symbol.location.line));
+        for (auto& [path, lines] : spans) {
+            // Merged, so that a row is read once however many declarations cover it.
+            std::sort(lines.begin(), lines.end());
+            std::vector<std::pair<uint32_t, uint32_t>> merged;
+            for (const auto& span : lines)
+                if (!merged.empty() && span.first <= merged.back().second)
+                    merged.back().second = std::max(merged.back().second, span.second);
+                else
+                    merged.push_back(span);
+            std::vector<Reference> refs;
+            for (const auto& [first, last] : merged)
+                for (Reference& ref : view_->fileReferencesInLines(path, first, last)
+                                          .value_or(std::vector<Reference>{}))
+                    refs.push_back(ref);
+            for (const Reference& ref : refs) {
                 if (ref.container != usrHash)
                     continue;
                 const bool wanted = relation == Relation::Bases       ? (ref.roles & kRoleBase)

@@ -64,14 +64,14 @@ std::optional<std::vector<Reference>> StoreSnapshot::fileReferences(const std::s
     return view_->fileReferences(path);
 }
 
-std::optional<std::vector<Symbol>> StoreSnapshot::fileSymbolsOnLine(const std::string& path,
-                                                                    uint32_t line) const {
-    return view_->fileSymbolsOnLine(path, line);
+std::optional<std::vector<Symbol>>
+StoreSnapshot::fileSymbolsInLines(const std::string& path, uint32_t first, uint32_t last) const {
+    return view_->fileSymbolsInLines(path, first, last);
 }
 
-std::optional<std::vector<Reference>> StoreSnapshot::fileReferencesOnLine(const std::string& path,
-                                                                          uint32_t line) const {
-    return view_->fileReferencesOnLine(path, line);
+std::optional<std::vector<Reference>>
+StoreSnapshot::fileReferencesInLines(const std::string& path, uint32_t first, uint32_t last) const {
+    return view_->fileReferencesInLines(path, first, last);
 }
 
 StoreStats StoreSnapshot::stats() const {

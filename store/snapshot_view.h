@@ -34,12 +34,13 @@ public:
 
     virtual std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) = 0;
     virtual std::optional<std::vector<Reference>> fileReferences(const std::string& path) = 0;
-    /// What fileSymbols() and fileReferences() hold on one line (their location's), found by a
-    /// binary search over the rows (they are in source order) rather than by reading them all.
-    virtual std::optional<std::vector<Symbol>> fileSymbolsOnLine(const std::string& path,
-                                                                 uint32_t line) = 0;
-    virtual std::optional<std::vector<Reference>> fileReferencesOnLine(const std::string& path,
-                                                                       uint32_t line) = 0;
+    /// What fileSymbols() and fileReferences() hold on lines [first, last] (their location's),
+    /// found by a binary search over the rows (they are in source order) rather than by reading
+    /// them all.
+    virtual std::optional<std::vector<Symbol>>
+    fileSymbolsInLines(const std::string& path, uint32_t first, uint32_t last) = 0;
+    virtual std::optional<std::vector<Reference>>
+    fileReferencesInLines(const std::string& path, uint32_t first, uint32_t last) = 0;
     virtual StoreStats stats() = 0;
 };
 

@@ -187,12 +187,13 @@ public:
     std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) const;
     /// The references in one file, in source order; nullopt if the file is unknown.
     std::optional<std::vector<Reference>> fileReferences(const std::string& path) const;
-    /// Those of fileSymbols() and fileReferences() whose location is on 1-based `line`: what is
-    /// under a cursor, without reading the whole file's rows.
-    std::optional<std::vector<Symbol>> fileSymbolsOnLine(const std::string& path,
-                                                         uint32_t line) const;
-    std::optional<std::vector<Reference>> fileReferencesOnLine(const std::string& path,
-                                                               uint32_t line) const;
+    /// Those of fileSymbols() and fileReferences() whose location is on 1-based lines [first,
+    /// last]: what is under a cursor, or in a function's body, without reading the whole file's
+    /// rows.
+    std::optional<std::vector<Symbol>> fileSymbolsInLines(const std::string& path, uint32_t first,
+                                                          uint32_t last) const;
+    std::optional<std::vector<Reference>>
+    fileReferencesInLines(const std::string& path, uint32_t first, uint32_t last) const;
     StoreStats stats() const;
 
 private:

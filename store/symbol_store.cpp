@@ -151,12 +151,13 @@ public:
         return rows;
     }
 
-    /// The rows of `path` in `dbi` whose location is on `line`: rows are in source order, so
-    /// a binary search over their sequence numbers finds the first, reading only its line.
+    /// The rows of `path` in `dbi` whose location is on lines [first, last]: rows are in source
+    /// order, so a binary search over their sequence numbers finds the first, reading only its
+    /// line.
     template <typename Row, typename LineOf, typename Decode>
-    std::optional<std::vector<Row>> fileRowsOnLine(const std::string& path, MDB_dbi dbi,
-                                                   uint32_t line, LineOf&& lineOf,
-                                                   Decode&& decode) const {
+    std::optional<std::vector<Row>> fileRowsInLines(const std::string& path, MDB_dbi dbi,
+                                                    uint32_t first, uint32_t last, LineOf&& lineOf,
+                                                    Decode&& decode) const {
         uint32_t id = fileId(path);
         if (!id)
             return std::nullopt;
@@ -183,7 +184,7 @@ public:
             std::optional<uint32_t> at = lineOf(v);
             if (!at)
                 throw damaged();
-            if (*at < line)
+            if (*at < first)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -196,7 +197,7 @@ public:
             std::optional<uint32_t> at = lineOf(v);
             if (!at)
                 throw damaged();
-            if (*at != line)
+            if (*at > last)
                 break;
             auto row = decode(v);
             if (!row)
@@ -236,20 +237,21 @@ Reference stagedReference(const EncodedFile& file, uint32_t seq) {
     return *ref;
 }
 
-/// The staged rows (in source order) whose location is on `line`.
+/// The staged rows (in source order) whose location is on lines [first, last].
 template <typename Row, typename Rows, typename LineOf, typename Decode>
-std::vector<Row> stagedOnLine(const Rows& rows, uint32_t line, LineOf&& lineOf, Decode&& decode) {
+std::vector<Row> stagedInLines(const Rows& rows, uint32_t first, uint32_t last, LineOf&& lineOf,
+                               Decode&& decode) {
     auto lineAt = [&](size_t seq) { return lineOf(rows[seq].value).value_or(0); };
     size_t lo = 0, hi = rows.size();
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
-        if (lineAt(mid) < line)
+        if (lineAt(mid) < first)
             lo = mid + 1;
         else
             hi = mid;
     }
     std::vector<Row> out;
-    for (size_t seq = lo; seq < rows.size() && lineAt(seq) == line; ++seq)
+    for (size_t seq = lo; seq < rows.size() && lineAt(seq) <= last; ++seq)
         out.push_back(decode(uint32_t(seq)));
     return out;
 }
@@ -592,23 +594,23 @@ public:
         return reader_.fileRows<Reference>(path, s_.refs, decodeReference);
     }
 
-    std::optional<std::vector<Symbol>> fileSymbolsOnLine(const std::string& path,
-                                                         uint32_t line) override {
+    std::optional<std::vector<Symbol>> fileSymbolsInLines(const std::string& path, uint32_t first,
+                                                          uint32_t last) override {
         if (const EncodedFile* staged = stagedFile(path))
-            return stagedOnLine<Symbol>(staged->symbols, line, encodedSymbolLine,
-                                        [&](uint32_t seq) { return stagedSymbol(*staged, seq); });
-        return reader_.fileRowsOnLine<Symbol>(path, s_.symbols, line, encodedSymbolLine,
-                                              decodeSymbol);
+            return stagedInLines<Symbol>(staged->symbols, first, last, encodedSymbolLine,
+                                         [&](uint32_t seq) { return stagedSymbol(*staged, seq); });
+        return reader_.fileRowsInLines<Symbol>(path, s_.symbols, first, last, encodedSymbolLine,
+                                               decodeSymbol);
     }
 
-    std::optional<std::vector<Reference>> fileReferencesOnLine(const std::string& path,
-                                                               uint32_t line) override {
+    std::optional<std::vector<Reference>>
+    fileReferencesInLines(const std::string& path, uint32_t first, uint32_t last) override {
         if (const EncodedFile* staged = stagedFile(path))
-            return stagedOnLine<Reference>(
-                staged->references, line, encodedReferenceLine,
+            return stagedInLines<Reference>(
+                staged->references, first, last, encodedReferenceLine,
                 [&](uint32_t seq) { return stagedReference(*staged, seq); });
-        return reader_.fileRowsOnLine<Reference>(path, s_.refs, line, encodedReferenceLine,
-                                                 decodeReference);
+        return reader_.fileRowsInLines<Reference>(path, s_.refs, first, last, encodedReferenceLine,
+                                                  decodeReference);
     }
 
     StoreStats stats() override {

@@ -106,9 +106,9 @@ CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionM
     const Position cursor = mapper.fromLsp(query.path, line, character);
     // A name starts on the cursor's line (symbolAt()): only that line's rows are read.
     std::optional<std::vector<Symbol>> symbols =
-        snapshot.fileSymbolsOnLine(query.path, cursor.line);
+        snapshot.fileSymbolsInLines(query.path, cursor.line, cursor.line);
     std::optional<std::vector<Reference>> refs =
-        snapshot.fileReferencesOnLine(query.path, cursor.line);
+        snapshot.fileReferencesInLines(query.path, cursor.line, cursor.line);
     if (!symbols && !refs)
         return query; // a file the store does not know: no answer, not an error
     query.target = symbolAt(

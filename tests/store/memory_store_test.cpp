@@ -85,18 +85,20 @@ std::string answersOf(const Store& store) {
             for (const Reference& r : refs)
                 if (r.location.line == line)
                     expected.push_back(std::to_string(r.usrHash) + hit(path, r.location));
-            const std::vector<Symbol> symbolsOnLine = *snapshot.fileSymbolsOnLine(path, line);
-            const std::vector<Reference> refsOnLine = *snapshot.fileReferencesOnLine(path, line);
-            for (const Symbol& s : symbolsOnLine)
+            const std::vector<Symbol> symbolsInLines =
+                *snapshot.fileSymbolsInLines(path, line, line);
+            const std::vector<Reference> refsInLines =
+                *snapshot.fileReferencesInLines(path, line, line);
+            for (const Symbol& s : symbolsInLines)
                 found.push_back(s.usr + hit(path, s.location));
-            for (const Reference& r : refsOnLine)
+            for (const Reference& r : refsInLines)
                 found.push_back(std::to_string(r.usrHash) + hit(path, r.location));
             INFO(path << ":" << line);
             REQUIRE(found == expected);
         }
     }
-    CHECK_FALSE(snapshot.fileSymbolsOnLine("/no/such/file.cpp", 1));
-    CHECK_FALSE(snapshot.fileReferencesOnLine("/no/such/file.cpp", 1));
+    CHECK_FALSE(snapshot.fileSymbolsInLines("/no/such/file.cpp", 1, 1));
+    CHECK_FALSE(snapshot.fileReferencesInLines("/no/such/file.cpp", 1, 1));
     const StoreStats st = snapshot.stats();
     out << "stats " << st.files << " " << st.tus << " " << st.symbols << " " << st.references << " "
         << st.distinctNames << " " << st.tusWithErrors << " " << st.tusFailed << "\n";

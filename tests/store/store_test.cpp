@@ -479,19 +479,19 @@ TEST_CASE("a published file is visible before its batch commits, and replaces th
     CHECK(store->fileReferences("/p/a.cc")->empty());
     CHECK(store->file("/p/a.cc")->contentHash == 2);
     // What is under a cursor comes from the staged version too, line by line.
-    auto namesOnLine = [&](uint32_t line) {
+    auto namesInLines = [&](uint32_t line) {
         std::vector<std::string> names;
         const std::vector<Symbol> symbols =
-            store->snapshot().fileSymbolsOnLine("/p/a.cc", line).value();
+            store->snapshot().fileSymbolsInLines("/p/a.cc", line, line).value();
         for (const Symbol& s : symbols)
             names.push_back(s.qualifiedName);
         return names;
     };
-    CHECK(namesOnLine(3).empty());
-    CHECK(namesOnLine(4) == std::vector<std::string>{"ns::newName"});
-    CHECK(namesOnLine(9) == std::vector<std::string>{"ns::other"});
-    CHECK(namesOnLine(10).empty());
-    CHECK(store->snapshot().fileReferencesOnLine("/p/a.cc", 8).value().empty());
+    CHECK(namesInLines(3).empty());
+    CHECK(namesInLines(4) == std::vector<std::string>{"ns::newName"});
+    CHECK(namesInLines(9) == std::vector<std::string>{"ns::other"});
+    CHECK(namesInLines(10).empty());
+    CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", 8, 8).value().empty());
     size_t files = 0;
     store->forEachFile([&](uint32_t, const FileRecord& f) {
         ++files;
