@@ -71,10 +71,14 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
         // A reference where the source spells another identifier, or none, is not what the
         // cursor is on: the constructor a variable's declaration calls (libclang reports it at
         // the variable's name), an implicit conversion at a string literal, what a macro
-        // expands to at the macro's name. Operators are spelled without their name.
-        if (name && !name->empty() && !lineText.empty() && !isOperatorName(*name) &&
-            lineText.substr(r.location.column - 1, spelled) != *name)
-            continue;
+        // expands to at the macro's name. An operator is spelled by its symbol (`+`, `[`), or
+        // as `operator` in an explicit call; one at an identifier is a macro's expansion (the
+        // `operator=` of gtest's EXPECT_* at the macro's name) or an implicit conversion.
+        if (name && !name->empty() && !lineText.empty()) {
+            const std::string_view spelling = lineText.substr(r.location.column - 1, spelled);
+            if (isOperatorName(*name) ? spelled != 0 && spelling != "operator" : spelling != *name)
+                continue;
+        }
         consider(r.usrHash, r.location, length, false);
     }
     if (!best)

@@ -419,6 +419,25 @@ TEST_CASE("symbolAt: the name under the cursor, from declarations and references
     auto onOperator = symbolAt({}, op, {1, 7}, plusName, "    a + b;");
     REQUIRE(onOperator);
     CHECK(onOperator->usrHash == plus);
+    // "  EXPECT_LEVELDB_OK(DB::Open(...));": gtest's expansion calls AssertHelper::operator= at
+    // the macro's name. The macro is what the cursor is on (clangd goes to its #define), not
+    // the operator (found on LevelDB by bench/lsp_agreement). An explicit call names it.
+    const uint64_t macro = hash64("c:testutil.h@566@macro@EXPECT_LEVELDB_OK");
+    const uint64_t assign = hash64("c:@N@testing@N@internal@S@AssertHelper@F@operator=#");
+    const NameLookup gtestNames = [&](uint64_t usr) -> std::optional<std::string> {
+        return usr == macro ? "EXPECT_LEVELDB_OK" : "operator=";
+    };
+    const std::string expect = "    EXPECT_LEVELDB_OK(DB::Open(options_, dbname_, &db_));";
+    const std::vector<Reference> expansion = {{assign, {22, 5}, kRoleCall},
+                                              {macro, {22, 5}, kRoleReference}};
+    auto onMacro = symbolAt({}, expansion, {22, 9}, gtestNames, expect);
+    REQUIRE(onMacro);
+    CHECK(onMacro->usrHash == macro);
+    CHECK_FALSE(symbolAt({}, {{assign, {22, 5}, kRoleCall}}, {22, 9}, gtestNames, expect));
+    auto explicitCall =
+        symbolAt({}, {{assign, {1, 7}, kRoleCall}}, {1, 9}, gtestNames, "    h.operator=(m);");
+    REQUIRE(explicitCall);
+    CHECK(explicitCall->usrHash == assign);
 }
 
 TEST_CASE("store records survive JSON unchanged", "[protocol]") {
