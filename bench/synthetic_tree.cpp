@@ -30,10 +30,12 @@ private:
 enum class DeclKind { Function, Variable, Struct, Enum };
 constexpr size_t kDeclKinds = 4;
 
-/// Symbols each kind adds: an enum has three constants, a struct a field and a method.
+/// Symbols each kind adds: a function its parameter, an enum three constants, a struct a field
+/// and a method.
 size_t symbolsOf(DeclKind kind) {
     switch (kind) {
     case DeclKind::Function:
+        return 2;
     case DeclKind::Variable:
         return 1;
     case DeclKind::Struct:

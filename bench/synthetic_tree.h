@@ -35,7 +35,8 @@ struct SyntheticTree {
     size_t tus = 0;
     size_t headers = 0;
     /// Declarations a complete index stores: namespaces (once per file that opens them),
-    /// functions, variables, structs with their field and method, enums with their constants.
+    /// functions with their parameter, variables, structs with their field and method, enums
+    /// with their constants.
     size_t expectedSymbols = 0;
 };
 

@@ -384,14 +384,19 @@ public:
         IndexedFile* out = output(state);
         if (!out)
             return;
+        const bool local = isLocal(info->cursor);
+        if (local && inSystemHeader(info->loc))
+            return;
         Symbol& symbol = out->symbols.emplace_back();
         symbol.usr = entity->USR;
         symbol.name = spelledName(info, entity);
-        symbol.qualifiedName = !qualifiedName.empty()
-                                   ? std::move(qualifiedName)
-                                   : join(scopeOf(info->semanticContainer), symbol.name);
+        // A local's name is its own (clangd's hover says `x`, not `f::x`).
+        symbol.qualifiedName = !qualifiedName.empty() ? std::move(qualifiedName)
+                               : local                ? symbol.name
+                                       : join(scopeOf(info->semanticContainer), symbol.name);
         symbol.kind = kind;
-        symbol.flags = templateFlags(entity->templateKind) | (info->isDefinition ? kDefinition : 0);
+        symbol.flags = templateFlags(entity->templateKind) |
+                       (info->isDefinition ? kDefinition : 0) | (local ? kLocal : 0);
         symbol.location = pos;
         symbol.extent = extentOf(info->cursor, state, pos);
         symbol.signature = signatureOf(info->cursor, kind, symbol.name);
@@ -401,6 +406,43 @@ public:
         if ((info->flags & CXIdxDeclFlag_Skipped) && !out->bodiesSkipped &&
             !clang_Location_isInSystemHeader(clang_indexLoc_getCXSourceLocation(info->loc)))
             out->bodiesSkipped = true;
+    }
+
+    static bool isFunctionLikeCursor(CXCursorKind kind) {
+        switch (kind) {
+        case CXCursor_FunctionDecl:
+        case CXCursor_CXXMethod:
+        case CXCursor_Constructor:
+        case CXCursor_Destructor:
+        case CXCursor_ConversionFunction:
+        case CXCursor_FunctionTemplate:
+        case CXCursor_LambdaExpr:
+        case CXCursor_BlockExpr:
+        case CXCursor_ObjCInstanceMethodDecl:
+        case CXCursor_ObjCClassMethodDecl:
+            return true;
+        default:
+            return false;
+        }
+    }
+
+    /// Declared in a function (or a lambda, or a block): a local variable or parameter, or a
+    /// local class and its members, as libclang reports them with
+    /// CXIndexOpt_IndexFunctionLocalSymbols.
+    static bool isLocal(CXCursor cursor) {
+        for (CXCursor c = clang_getCursorSemanticParent(cursor);
+             !clang_Cursor_isNull(c) && clang_getCursorKind(c) != CXCursor_TranslationUnit &&
+             !clang_isInvalid(clang_getCursorKind(c));
+             c = clang_getCursorSemanticParent(c))
+            if (isFunctionLikeCursor(clang_getCursorKind(c)))
+                return true;
+        return false;
+    }
+
+    /// Locals are kept where an editor's user works, not in system headers (most of them, in
+    /// the bodies of the standard library's templates, and not what anyone navigates).
+    static bool inSystemHeader(CXIdxLoc loc) {
+        return clang_Location_isInSystemHeader(clang_indexLoc_getCXSourceLocation(loc));
     }
 
     /// A class definition's bases and a method's overridden methods, as references in the same
@@ -445,6 +487,9 @@ public:
         IndexedFile* out = output(state);
         if (!out)
             return;
+        if (entity->kind == CXIdxEntity_Variable && inSystemHeader(info->loc) &&
+            isLocal(entity->cursor))
+            return; // as their declarations (declaration())
         Reference& ref = out->references.emplace_back();
         ref.usrHash = hash64(entity->USR);
         ref.location = pos;
@@ -860,7 +905,9 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     for (const std::string& a : args)
         argv.push_back(a.c_str());
 
-    unsigned indexOptions = CXIndexOpt_None;
+    // Locals and parameters too: an editor goes to their declarations and finds their uses
+    // (kLocal; kept out of name search).
+    unsigned indexOptions = CXIndexOpt_IndexFunctionLocalSymbols;
     if (session.skipParsedBodies())
         indexOptions |= CXIndexOpt_SkipParsedBodiesInSession;
     unsigned tuOptions = CXTranslationUnit_KeepGoing;

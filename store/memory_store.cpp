@@ -78,7 +78,7 @@ struct MemoryStore::State {
         if (it == files.end())
             return;
         for (const Symbol& symbol : it->second->symbols) {
-            auto named = names.find(nameKey(symbol.name));
+            auto named = symbol.isLocal() ? names.end() : names.find(nameKey(symbol.name));
             if (named != names.end()) {
                 eraseRows(named->second, id);
                 if (named->second.empty())
@@ -112,7 +112,8 @@ struct MemoryStore::State {
         for (uint32_t seq = 0; seq < file->symbols.size(); ++seq) {
             const Symbol& symbol = file->symbols[seq];
             const Row row{symbol.usrHash(), id, seq, true};
-            insertRow(names[nameKey(symbol.name)], row);
+            if (!symbol.isLocal())
+                insertRow(names[nameKey(symbol.name)], row);
             insertRow(usrs[row.usrHash], row);
         }
         for (uint32_t seq = 0; seq < file->references.size(); ++seq)

@@ -13,6 +13,7 @@ bool contains(const Range& outer, const Range& inner) {
 } // namespace
 
 std::vector<OutlineNode> buildOutline(std::vector<Symbol> symbols) {
+    std::erase_if(symbols, [](const Symbol& s) { return s.isLocal(); }); // as clangd's outline
     // Outer extents first: by start, then by end descending.
     std::stable_sort(symbols.begin(), symbols.end(), [](const Symbol& a, const Symbol& b) {
         if (a.extent.begin != b.extent.begin)

@@ -11,7 +11,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 6;
+inline constexpr uint32_t kStoreFormatVersion = 7;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,
@@ -55,6 +55,9 @@ enum SymbolFlag : uint8_t {
     kDefinition = 1 << 0,
     kTemplate = 1 << 1,       ///< a class or function template (the primary template)
     kSpecialization = 1 << 2, ///< an explicit or partial specialization
+    /// A function's local variable or parameter: found by position (definition, references,
+    /// hover), never by name (name search, outlines), as clangd treats them.
+    kLocal = 1 << 3,
 };
 
 /// "class template", "function template", "method", ...
@@ -120,6 +123,7 @@ struct Symbol {
     /// right above it, or a trailing `///<` (indexer/doc_comment.h), without comment markers.
     std::string comment;
     bool isDefinition() const { return flags & kDefinition; }
+    bool isLocal() const { return flags & kLocal; }
     uint64_t usrHash() const;
     friend bool operator==(const Symbol&, const Symbol&) = default;
 };

@@ -45,9 +45,13 @@ std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::stri
     for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
         const Symbol& symbol = file.symbols[seq];
         const uint64_t usrHash = symbol.usrHash();
-        encoded->symbols.push_back({encodeSymbol(symbol), nameKey(symbol.name), usrHash});
+        // A local has no name key: name search never finds it.
+        encoded->symbols.push_back({encodeSymbol(symbol),
+                                    symbol.isLocal() ? std::string() : nameKey(symbol.name),
+                                    usrHash});
         encoded->symbolsByUsr.emplace_back(usrHash, seq);
-        encoded->symbolsByName.push_back(seq);
+        if (!symbol.isLocal())
+            encoded->symbolsByName.push_back(seq);
     }
     encoded->references.reserve(file.references.size());
     for (uint32_t seq = 0; seq < file.references.size(); ++seq) {
@@ -229,7 +233,8 @@ private:
         for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
             const EncodedSymbol& symbol = file.symbols[seq];
             txn_.put(s_.symbols, rowKey(id, seq), symbol.value);
-            txn_.put(s_.names, symbol.nameKey, nameValue(symbol.usrHash, id, seq));
+            if (!symbol.nameKey.empty()) // a local (kLocal) has none
+                txn_.put(s_.names, symbol.nameKey, nameValue(symbol.usrHash, id, seq));
             txn_.put(s_.usrs, usrKey(symbol.usrHash), usrValue(id, kDeclTag, seq));
         }
         for (uint32_t seq = 0; seq < file.references.size(); ++seq) {
@@ -257,7 +262,8 @@ private:
                                        "corrupt symbol record in file " + std::to_string(id));
                 uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
                 uint64_t usrHash = symbol->usrHash();
-                txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
+                if (!symbol->isLocal())
+                    txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
                 txn_.del(s_.usrs, usrKey(usrHash), usrValue(id, kDeclTag, seq));
                 cursor.del();
             }

@@ -105,11 +105,19 @@ TEST_CASE("daemon: LSP answers land on exact locations", "[daemon]") {
                         tree) == Strings{"include/shapes.h:27:13-27:19"});
         CHECK(locations(client->call("textDocument/declaration", positionParams(circleCpp, 8, 10)),
                         tree) == Strings{"include/shapes.h:27:13-27:19"});
-        // main.cpp:6 "geo::Circle circle(...)": the cursor on the local variable, which symdex
-        // does not index (the constructor call libclang reports there is not what it is on).
-        CHECK(client->call("textDocument/definition", positionParams(main, 5, 16))
-                  .toArray()
-                  .isEmpty());
+        // main.cpp:6 "geo::Circle circle(...)": the cursor on the local variable goes to the
+        // variable (as clangd does), not to the constructor libclang reports called there; on
+        // its use in main.cpp:10, to its declaration; its references are its uses.
+        CHECK(locations(client->call("textDocument/definition", positionParams(main, 5, 16)),
+                        tree) == Strings{"src/main.cpp:5:16-5:22"});
+        CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 20)),
+                        tree) == Strings{"src/main.cpp:5:16-5:22"});
+        CHECK(locations(client->call("textDocument/references",
+                                     withDeclaration(positionParams(main, 9, 20), true)),
+                        tree) == Strings{"src/main.cpp:5:16-5:22", "src/main.cpp:9:18-9:24"});
+        // A parameter: helper's `shape`, used in its body.
+        CHECK(locations(client->call("textDocument/definition", positionParams(main, 2, 58)),
+                        tree) == Strings{"src/main.cpp:2:36-2:41"});
         // geo::counter, read in main.cpp:10.
         CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 61)),
                         tree) == Strings{"src/circle.cpp:4:4-4:11"});

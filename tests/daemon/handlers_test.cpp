@@ -88,7 +88,10 @@ TEST_CASE("handlers: LSP answers on the in-memory store land on exact locations"
           Strings{"include/shapes.h:27:13-27:19"});
     CHECK(locations(s.call("textDocument/declaration", positionParams(circleCpp, 8, 10)), tree) ==
           Strings{"include/shapes.h:27:13-27:19"});
-    CHECK(s.call("textDocument/definition", positionParams(main, 5, 16)).toArray().isEmpty());
+    CHECK(locations(s.call("textDocument/definition", positionParams(main, 5, 16)), tree) ==
+          Strings{"src/main.cpp:5:16-5:22"}); // a local variable: its own declaration
+    CHECK(locations(s.call("textDocument/definition", positionParams(main, 9, 20)), tree) ==
+          Strings{"src/main.cpp:5:16-5:22"});
     CHECK(locations(s.call("textDocument/definition", positionParams(main, 9, 61)), tree) ==
           Strings{"src/circle.cpp:4:4-4:11"});
     CHECK(s.call("textDocument/definition", positionParams(main, 9, 2)).isNull());

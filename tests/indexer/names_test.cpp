@@ -39,12 +39,14 @@ struct NamesTree {
     }
 
     /// "line:col qualified name" of every symbol stored for `file`, in source order.
-    std::vector<std::string> names(const std::string& file) const {
+    /// What clangd's index holds (its symbols), or the locals and parameters it does not.
+    std::vector<std::string> names(const std::string& file, bool locals = false) const {
         std::vector<std::string> out;
         const std::vector<Symbol> symbols = store->fileSymbols(dir / file).value();
         for (const Symbol& s : symbols)
-            out.push_back(std::to_string(s.location.line) + ":" +
-                          std::to_string(s.location.column) + " " + s.qualifiedName);
+            if (s.isLocal() == locals)
+                out.push_back(std::to_string(s.location.line) + ":" +
+                              std::to_string(s.location.column) + " " + s.qualifiedName);
         return out;
     }
 
@@ -156,6 +158,10 @@ TEST_CASE("names: every kind of scope is spelled as clangd spells it", "[index][
         "109:5 use",
     };
     CHECK(joined(tree.names("names.cpp")) == joined(expected));
+    // Parameters of the functions, lambdas and operators defined there: by their own name.
+    CHECK(joined(tree.names("names.cpp", /*locals=*/true)) ==
+          joined({"50:22 x", "52:42 x", "69:33 v", "70:32 v", "76:32 other", "77:32 other",
+                  "81:24 x", "86:19 a", "86:26 b"}));
     // Macros: clangd's index leaves main-file macros out; header ones are global names.
     CHECK(joined(tree.names("names.h")) == joined({"4:9 NAMES_SQUARE", "5:9 NAMES_LIMIT"}));
 }
