@@ -53,8 +53,23 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
         if (!best || better(c, *best))
             best = c;
     };
-    for (const Symbol& s : symbols)
+    for (const Symbol& s : symbols) {
+        // A declaration a macro's expansion makes is not what the cursor is on at the macro's
+        // name (gtest's ASSERT_* declare a local `gtest_ar` there; clangd goes to the macro).
+        // A specialization's name carries its arguments ("Box<int>", spelled "Box").
+        if (!lineText.empty() && s.location.line == cursor.line) {
+            const std::string_view spelling = lineText.substr(
+                s.location.column - 1, identifierLength(lineText, s.location.column - 1));
+            const bool spelled =
+                isOperatorName(s.name)
+                    ? spelling == "operator"
+                    : s.name == spelling || (!spelling.empty() && s.name.starts_with(spelling) &&
+                                             s.name[spelling.size()] == '<');
+            if (!spelled)
+                continue;
+        }
         consider(s.usrHash(), s.location, uint32_t(s.name.size()), true);
+    }
     for (const Reference& r : references) {
         // Only references starting on the cursor's line, at or before it, can cover it: look up
         // names for those alone.

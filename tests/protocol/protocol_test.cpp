@@ -434,6 +434,30 @@ TEST_CASE("symbolAt: the name under the cursor, from declarations and references
     REQUIRE(onMacro);
     CHECK(onMacro->usrHash == macro);
     CHECK_FALSE(symbolAt({}, {{assign, {22, 5}, kRoleCall}}, {22, 9}, gtestNames, expect));
+    // ASSERT_* also declares a local there (`gtest_ar`): not what the cursor is on either.
+    Symbol gtestAr;
+    gtestAr.usr = "c:autocompact_test.cc@600@F@f#@gtest_ar";
+    gtestAr.name = "gtest_ar";
+    gtestAr.location = {22, 5};
+    gtestAr.flags = kDefinition | kLocal;
+    auto onMacroDecl = symbolAt({gtestAr}, expansion, {22, 9}, gtestNames, expect);
+    REQUIRE(onMacroDecl);
+    CHECK(onMacroDecl->usrHash == macro);
+    // A specialization is spelled without its arguments; a destructor with its '~'.
+    Symbol box;
+    box.usr = "c:@N@geo@S@Box>#I";
+    box.name = "Box<int>";
+    box.location = {1, 8};
+    auto onBox = symbolAt({box}, {}, {1, 9}, names, "struct Box<int> {");
+    REQUIRE(onBox);
+    CHECK(onBox->usrHash == box.usrHash());
+    Symbol dtor;
+    dtor.usr = "c:@N@geo@S@Shape@F@~Shape#";
+    dtor.name = "~Shape";
+    dtor.location = {1, 8};
+    auto onDtor = symbolAt({dtor}, {}, {1, 10}, names, "Shape::~Shape() {}");
+    REQUIRE(onDtor);
+    CHECK(onDtor->usrHash == dtor.usrHash());
     auto explicitCall =
         symbolAt({}, {{assign, {1, 7}, kRoleCall}}, {1, 9}, gtestNames, "    h.operator=(m);");
     REQUIRE(explicitCall);
