@@ -11,6 +11,7 @@
 #include <deque>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace symdex {
 
@@ -381,6 +382,13 @@ public:
             return;
         Position pos;
         FileState* state = fileOf(info->loc, &pos);
+        // libclang reports declarations in token order: the first of a namespace is the one
+        // clang (and clangd's go-to-definition) calls canonical in this TU.
+        if (kind == SymbolKind::Namespace && state) {
+            const uint64_t usrHash = hash64(entity->USR);
+            if (namespacesSeen_.insert(usrHash).second)
+                record_.namespaceStarts.push_back({usrHash, hash64(state->path), pos});
+        }
         IndexedFile* out = output(state);
         if (!out)
             return;
@@ -828,6 +836,7 @@ private:
     std::unordered_map<CXFileUniqueID, FileState*, FileIdHash, FileIdEqual> byId_;
     std::unordered_map<std::string, FileState*> seenPaths_;
     std::vector<std::string> includedFiles_;
+    std::unordered_set<uint64_t> namespacesSeen_;          ///< TuRecord::namespaceStarts so far
     std::unordered_map<std::string, uint64_t> seenHashes_; ///< path -> hash of the parsed buffer
     std::vector<std::pair<std::string, std::string>> aliases_; ///< see IndexedTu::aliases
     struct Diagnostics {

@@ -248,6 +248,13 @@ std::string encodeTuRecord(const TuRecord& tu) {
         w.varint(alias.nameId);
         w.varint(alias.fileIndex);
     }
+    w.varint(tu.namespaceStarts.size());
+    for (const TuRecord::NamespaceStart& start : tu.namespaceStarts) {
+        w.fixed64(start.usrHash);
+        w.fixed64(start.pathHash);
+        w.varint(start.location.line);
+        w.varint(start.location.column);
+    }
     return out;
 }
 
@@ -293,6 +300,20 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
         if (nameId > UINT32_MAX || fileIndex >= tu.fileIds.size())
             return std::nullopt;
         tu.aliases.push_back({uint32_t(nameId), uint32_t(fileIndex)});
+    }
+    uint64_t starts = r.varint();
+    if (r.failed() || starts > bytes.size())
+        return std::nullopt;
+    tu.namespaceStarts.reserve(starts);
+    for (uint64_t i = 0; i < starts && !r.failed(); ++i) {
+        TuRecord::NamespaceStart start;
+        start.usrHash = r.fixed64();
+        start.pathHash = r.fixed64();
+        const uint64_t line = r.varint(), column = r.varint();
+        if (line > UINT32_MAX || column > UINT32_MAX)
+            return std::nullopt;
+        start.location = {uint32_t(line), uint32_t(column)};
+        tu.namespaceStarts.push_back(start);
     }
     if (r.failed() || !r.atEnd())
         return std::nullopt;

@@ -11,7 +11,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 7;
+inline constexpr uint32_t kStoreFormatVersion = 8;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,
@@ -204,6 +204,16 @@ struct TuRecord {
         friend bool operator==(const Alias&, const Alias&) = default;
     };
     std::vector<Alias> aliases;
+    /// Where the parse first opened each namespace, in token order: what go-to-definition on a
+    /// namespace answers in the TU's main file, as clangd does (clang's canonical declaration),
+    /// instead of every `namespace std {` of every header.
+    struct NamespaceStart {
+        uint64_t usrHash = 0;
+        uint64_t pathHash = 0; ///< hash64 of the file's path
+        Position location;
+        friend bool operator==(const NamespaceStart&, const NamespaceStart&) = default;
+    };
+    std::vector<NamespaceStart> namespaceStarts;
     friend bool operator==(const TuRecord&, const TuRecord&) = default;
 };
 

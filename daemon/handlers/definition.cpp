@@ -2,6 +2,7 @@
 // it is defined (or declared). Result: Location[] (null when nothing is under the cursor).
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
+#include "store/encoding.h"
 #include "store/store.h"
 
 namespace symdex::daemon {
@@ -14,6 +15,25 @@ bool isDefinition(const SymbolHit& h) {
 
 bool isDeclaration(const SymbolHit& h) {
     return !h.symbol.isDefinition();
+}
+
+/// A namespace opens in many files; as clangd, the one its TU opened first (clang's canonical
+/// declaration), when the document is a TU's main file that recorded it. nullopt otherwise.
+std::optional<SymbolHit> namespaceStart(const StoreSnapshot& snapshot, const CursorQuery& query,
+                                        const std::vector<SymbolHit>& hits) {
+    if (hits.empty() || hits.front().symbol.kind != SymbolKind::Namespace)
+        return std::nullopt;
+    const std::optional<TuRecord> tu = snapshot.tu(query.path);
+    if (!tu)
+        return std::nullopt;
+    for (const TuRecord::NamespaceStart& start : tu->namespaceStarts) {
+        if (start.usrHash != query.target->usrHash)
+            continue;
+        for (const SymbolHit& hit : hits)
+            if (hit.symbol.location == start.location && hash64(hit.path) == start.pathHash)
+                return hit;
+    }
+    return std::nullopt;
 }
 
 /// The occurrences of the symbol under the cursor that `wanted` selects; all of them when it
@@ -29,6 +49,9 @@ QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(
         return QJsonValue::Null;
     ctx.checkCancelled();
     const std::vector<SymbolHit> hits = snapshot.occurrences(query.target->usrHash);
+    if (std::optional<SymbolHit> start = namespaceStart(snapshot, query, hits))
+        return QJsonArray{mapper.location(start->path, start->symbol.location,
+                                          uint32_t(start->symbol.name.size()))};
     const bool onDefinition = toggle && query.target->isDeclaration &&
                               std::any_of(hits.begin(), hits.end(), [&](const SymbolHit& hit) {
                                   return hit.symbol.isDefinition() && hit.path == query.path &&

@@ -115,6 +115,14 @@ TEST_CASE("daemon: LSP answers land on exact locations", "[daemon]") {
         CHECK(locations(client->call("textDocument/references",
                                      withDeclaration(positionParams(main, 9, 20), true)),
                         tree) == Strings{"src/main.cpp:5:16-5:22", "src/main.cpp:9:18-9:24"});
+        // A namespace opened in three files: the opening main.cpp's TU saw first (shapes.h's,
+        // through its #include), as clangd answers; not every `namespace geo {`.
+        CHECK(locations(client->call("textDocument/definition", positionParams(main, 5, 5)),
+                        tree) == Strings{"include/shapes.h:6:10-6:13"});
+        // On circle.cpp's own `namespace geo {`: shapes.h's too, opened by the #include above.
+        CHECK(locations(client->call("textDocument/definition",
+                                     positionParams(tree.uri("src/circle.cpp"), 2, 11)),
+                        tree) == Strings{"include/shapes.h:6:10-6:13"});
         // A parameter: helper's `shape`, used in its body.
         CHECK(locations(client->call("textDocument/definition", positionParams(main, 2, 58)),
                         tree) == Strings{"src/main.cpp:2:36-2:41"});
