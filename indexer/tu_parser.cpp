@@ -387,7 +387,7 @@ public:
         if (kind == SymbolKind::Namespace && state) {
             const uint64_t usrHash = hash64(entity->USR);
             if (namespacesSeen_.insert(usrHash).second)
-                record_.namespaceStarts.push_back({usrHash, hash64(state->path), pos});
+                record_.namespaceStarts.push_back({usrHash, state->path, pos});
         }
         IndexedFile* out = output(state);
         if (!out)

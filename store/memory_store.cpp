@@ -245,6 +245,15 @@ public:
         });
     }
 
+    std::optional<std::string> nameOf(uint64_t usrHash) override {
+        std::optional<std::string> name;
+        forEachRow(usrHash, true, [&](const MemoryFile& file, uint32_t seq) {
+            if (!name)
+                name = file.symbols[seq].name;
+        });
+        return name;
+    }
+
     void
     forEachReference(uint64_t usrHash,
                      const std::function<void(const Reference&, const std::string&)>& fn) override {

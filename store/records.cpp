@@ -251,7 +251,7 @@ std::string encodeTuRecord(const TuRecord& tu) {
     w.varint(tu.namespaceStarts.size());
     for (const TuRecord::NamespaceStart& start : tu.namespaceStarts) {
         w.fixed64(start.usrHash);
-        w.fixed64(start.pathHash);
+        w.string(start.path);
         w.varint(start.location.line);
         w.varint(start.location.column);
     }
@@ -308,7 +308,7 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
     for (uint64_t i = 0; i < starts && !r.failed(); ++i) {
         TuRecord::NamespaceStart start;
         start.usrHash = r.fixed64();
-        start.pathHash = r.fixed64();
+        start.path = r.string();
         const uint64_t line = r.varint(), column = r.varint();
         if (line > UINT32_MAX || column > UINT32_MAX)
             return std::nullopt;

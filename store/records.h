@@ -209,7 +209,7 @@ struct TuRecord {
     /// instead of every `namespace std {` of every header.
     struct NamespaceStart {
         uint64_t usrHash = 0;
-        uint64_t pathHash = 0; ///< hash64 of the file's path
+        std::string path;
         Position location;
         friend bool operator==(const NamespaceStart&, const NamespaceStart&) = default;
     };

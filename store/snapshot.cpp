@@ -64,6 +64,10 @@ std::optional<std::vector<Reference>> StoreSnapshot::fileReferences(const std::s
     return view_->fileReferences(path);
 }
 
+std::optional<std::string> StoreSnapshot::nameOf(uint64_t usrHash) const {
+    return view_->nameOf(usrHash);
+}
+
 std::optional<std::vector<Symbol>>
 StoreSnapshot::fileSymbolsInLines(const std::string& path, uint32_t first, uint32_t last) const {
     return view_->fileSymbolsInLines(path, first, last);

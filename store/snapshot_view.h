@@ -27,6 +27,9 @@ public:
     /// Every declaration of a USR: fn(symbol, path), in any order.
     virtual void forEachOccurrence(uint64_t usrHash,
                                    const std::function<void(Symbol&&, const std::string&)>& fn) = 0;
+    /// The name of a declaration of a USR (any one: they share it), reading no other; nullopt
+    /// if the store has none.
+    virtual std::optional<std::string> nameOf(uint64_t usrHash) = 0;
     /// Every reference to a USR: fn(reference, path), in any order.
     virtual void
     forEachReference(uint64_t usrHash,

@@ -181,6 +181,9 @@ public:
     std::vector<ReferenceHit> references(uint64_t usrHash) const;
     /// The symbol's definition, else its first declaration by path and position.
     std::optional<SymbolHit> bestOccurrence(uint64_t usrHash) const;
+    /// The symbol's name, from one of its declarations (cheap: `std` has hundreds); nullopt if
+    /// the store has none.
+    std::optional<std::string> nameOf(uint64_t usrHash) const;
     /// The symbols related to one, sorted by their first site; each once.
     std::vector<Related> related(uint64_t usrHash, Relation relation) const;
     /// The declarations in one file, in source order; nullopt if the file is unknown.

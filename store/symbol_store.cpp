@@ -120,6 +120,22 @@ public:
             fn(uint32_t(readBigEndian(v, 4)), v[4], uint32_t(readBigEndian(v.substr(5), 4)));
     }
 
+    /// The first usrs-index entry of `usrHash` (fileId, seq) that `wanted(fileId, tag)` accepts.
+    template <typename Wanted>
+    std::optional<std::pair<uint32_t, uint32_t>> firstUsrEntry(uint64_t usrHash,
+                                                               Wanted&& wanted) const {
+        lmdb::Cursor cursor(txn_, s_.usrs);
+        std::string key = usrKey(usrHash);
+        std::string_view k = key, v;
+        for (bool more = cursor.seek(MDB_SET_KEY, k, v); more;
+             more = cursor.get(MDB_NEXT_DUP, k, v)) {
+            const uint32_t id = uint32_t(readBigEndian(v, 4));
+            if (wanted(id, v[4]))
+                return std::pair(id, uint32_t(readBigEndian(v.substr(5), 4)));
+        }
+        return std::nullopt;
+    }
+
     /// Calls fn(usrHash, fileId, seq) for every names-index entry under `key`.
     template <typename Fn> void forEachNameEntry(std::string_view key, Fn&& fn) const {
         lmdb::Cursor cursor(txn_, s_.names);
@@ -556,6 +572,17 @@ public:
         for (const auto& file : staged_)
             for (uint32_t seq : EncodedFile::withUsr(file->symbolsByUsr, usrHash))
                 fn(stagedSymbol(*file, seq), file->record.path);
+    }
+
+    std::optional<std::string> nameOf(uint64_t usrHash) override {
+        if (std::optional<std::pair<uint32_t, uint32_t>> row = reader_.firstUsrEntry(
+                usrHash, [&](uint32_t id, char tag) { return tag == kDeclTag && !shadowed(id); }))
+            if (auto symbol = reader_.symbol(row->first, row->second))
+                return std::move(symbol->name);
+        for (const auto& file : staged_)
+            for (uint32_t seq : EncodedFile::withUsr(file->symbolsByUsr, usrHash))
+                return stagedSymbol(*file, seq).name;
+        return std::nullopt;
     }
 
     void

@@ -2,7 +2,6 @@
 // it is defined (or declared). Result: Location[] (null when nothing is under the cursor).
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
-#include "store/encoding.h"
 #include "store/store.h"
 
 namespace symdex::daemon {
@@ -18,21 +17,16 @@ bool isDeclaration(const SymbolHit& h) {
 }
 
 /// A namespace opens in many files; as clangd, the one its TU opened first (clang's canonical
-/// declaration), when the document is a TU's main file that recorded it. nullopt otherwise.
-std::optional<SymbolHit> namespaceStart(const StoreSnapshot& snapshot, const CursorQuery& query,
-                                        const std::vector<SymbolHit>& hits) {
-    if (hits.empty() || hits.front().symbol.kind != SymbolKind::Namespace)
-        return std::nullopt;
+/// declaration), when the document is a TU's main file, which recorded it. Found without
+/// reading the namespace's declarations (`std` has 155 in LevelDB's store).
+std::optional<QJsonObject> namespaceStart(const StoreSnapshot& snapshot, const CursorQuery& query,
+                                          PositionMapper& mapper) {
     const std::optional<TuRecord> tu = snapshot.tu(query.path);
     if (!tu)
         return std::nullopt;
-    for (const TuRecord::NamespaceStart& start : tu->namespaceStarts) {
-        if (start.usrHash != query.target->usrHash)
-            continue;
-        for (const SymbolHit& hit : hits)
-            if (hit.symbol.location == start.location && hash64(hit.path) == start.pathHash)
-                return hit;
-    }
+    for (const TuRecord::NamespaceStart& start : tu->namespaceStarts)
+        if (start.usrHash == query.target->usrHash)
+            return mapper.location(start.path, start.location, query.target->length);
     return std::nullopt;
 }
 
@@ -48,10 +42,9 @@ QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(
     if (!query.target)
         return QJsonValue::Null;
     ctx.checkCancelled();
+    if (std::optional<QJsonObject> start = namespaceStart(snapshot, query, mapper))
+        return QJsonArray{*start};
     const std::vector<SymbolHit> hits = snapshot.occurrences(query.target->usrHash);
-    if (std::optional<SymbolHit> start = namespaceStart(snapshot, query, hits))
-        return QJsonArray{mapper.location(start->path, start->symbol.location,
-                                          uint32_t(start->symbol.name.size()))};
     const bool onDefinition = toggle && query.target->isDeclaration &&
                               std::any_of(hits.begin(), hits.end(), [&](const SymbolHit& hit) {
                                   return hit.symbol.isDefinition() && hit.path == query.path &&

@@ -89,10 +89,7 @@ StoreSnapshot documentSnapshot(RequestContext& ctx, const QJsonValue& params) {
 }
 
 std::optional<std::string> symbolName(const StoreSnapshot& snapshot, uint64_t usrHash) {
-    std::vector<SymbolHit> hits = snapshot.occurrences(usrHash);
-    if (hits.empty())
-        return std::nullopt;
-    return hits.front().symbol.name;
+    return snapshot.nameOf(usrHash);
 }
 
 CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionMapper& mapper,

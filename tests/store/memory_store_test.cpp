@@ -47,7 +47,9 @@ std::string answersOf(const Store& store) {
                 << hit(m.best.path, m.best.symbol.location) << "x" << m.occurrences;
         out << "\nresolve " << name << ":";
         for (uint64_t usr : snapshot.resolveName(name)) {
-            out << " " << usr << " decls";
+            out << " " << usr << " name " << snapshot.nameOf(usr).value_or("-") << " decls";
+            if (!snapshot.occurrences(usr).empty())
+                CHECK(snapshot.nameOf(usr) == snapshot.occurrences(usr).front().symbol.name);
             for (const SymbolHit& h : snapshot.occurrences(usr))
                 out << " " << hit(h.path, h.symbol.location);
             out << " refs";

@@ -100,9 +100,8 @@ TEST_CASE("records round-trip", "[records]") {
     tu.fileHashes = {0x0123456789abcdefULL, 0, ~0ULL};
     tu.absentIds = {3, 4, 900000, 4000000000u};
     tu.aliases = {{5, 2}, {4000000001u, 0}};
-    tu.namespaceStarts = {
-        {hash64("c:@N@std"), hash64("/usr/include/c++/12/bits/c++config.h"), {296, 11}},
-        {~0ULL, 0, {4000000000u, 1}}};
+    tu.namespaceStarts = {{hash64("c:@N@std"), "/usr/include/c++/12/bits/c++config.h", {296, 11}},
+                          {~0ULL, "", {4000000000u, 1}}};
     CHECK(decodeTuRecord(encodeTuRecord(tu)) == tu);
 
     // An alias must name one of the TU's files.
