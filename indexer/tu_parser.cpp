@@ -503,9 +503,30 @@ public:
         ref.location = pos;
         ref.roles =
             uint16_t(info->role) | (info->kind == CXIdxEntityRef_Implicit ? kRoleImplicit : 0);
+        ref.container = containerOf(info);
+    }
+
+    /// The function, method, class or variable whose body or initializer a reference is in (0
+    /// at file scope). libclang's parent entity is that, with two exceptions inside function
+    /// bodies, where the innermost enclosing function is the answer (as clangd's): the parent
+    /// is a local variable for a reference in its initializer (a condition variable, such as
+    /// gtest's `gtest_ar_` in every ASSERT_TRUE), and it is the enclosing function for a
+    /// reference in a local class's method. The lexical container is that function; its USR is
+    /// computed once per function, as references come in source order.
+    uint64_t containerOf(const CXIdxEntityRefInfo* info) {
+        if (info->container && isFunctionLikeCursor(clang_getCursorKind(info->container->cursor))) {
+            const CXCursor& c = info->container->cursor;
+            if (c.data[0] != lastContainer_) {
+                lastContainer_ = c.data[0];
+                String usr(clang_getCursorUSR(c));
+                lastContainerHash_ = *usr.c_str() ? hash64(usr.c_str()) : 0;
+            }
+            if (lastContainerHash_)
+                return lastContainerHash_;
+        }
         // libclang has the parent's USR at hand for every reference: hashing it is the cost.
-        if (const CXIdxEntityInfo* parent = info->parentEntity; parent && parent->USR)
-            ref.container = *parent->USR ? hash64(parent->USR) : 0;
+        const CXIdxEntityInfo* parent = info->parentEntity;
+        return parent && parent->USR && *parent->USR ? hash64(parent->USR) : 0;
     }
 
     /// A diagnostic counts in the file it is in: the main file's (and the command line's) in the
@@ -680,7 +701,7 @@ private:
         std::stable_sort(file.symbols.begin(), file.symbols.end(),
                          [](const Symbol& a, const Symbol& b) { return a.location < b.location; });
         auto& refs = file.references;
-        std::sort(refs.begin(), refs.end(), [](const Reference& a, const Reference& b) {
+        std::stable_sort(refs.begin(), refs.end(), [](const Reference& a, const Reference& b) {
             return std::tie(a.location, a.usrHash) < std::tie(b.location, b.usrHash);
         });
         size_t out = 0;
@@ -688,8 +709,10 @@ private:
             if (out && refs[out - 1].location == refs[i].location &&
                 refs[out - 1].usrHash == refs[i].usrHash) {
                 refs[out - 1].roles |= refs[i].roles;
-                // Whatever order the two came in (a base-specifier is reported twice).
-                refs[out - 1].container = std::max(refs[out - 1].container, refs[i].container);
+                // The first report's container: libclang indexes a local class's method bodies
+                // twice, first as the method's, then as the enclosing function's.
+                if (!refs[out - 1].container)
+                    refs[out - 1].container = refs[i].container;
             } else
                 refs[out++] = refs[i];
         }
@@ -836,7 +859,9 @@ private:
     std::unordered_map<CXFileUniqueID, FileState*, FileIdHash, FileIdEqual> byId_;
     std::unordered_map<std::string, FileState*> seenPaths_;
     std::vector<std::string> includedFiles_;
-    std::unordered_set<uint64_t> namespacesSeen_;          ///< TuRecord::namespaceStarts so far
+    const void* lastContainer_ = nullptr;         ///< containerOf(): the last function container
+    uint64_t lastContainerHash_ = 0;              ///< and its USR's hash
+    std::unordered_set<uint64_t> namespacesSeen_; ///< TuRecord::namespaceStarts so far
     std::unordered_map<std::string, uint64_t> seenHashes_; ///< path -> hash of the parsed buffer
     std::vector<std::pair<std::string, std::string>> aliases_; ///< see IndexedTu::aliases
     struct Diagnostics {

@@ -317,6 +317,31 @@ TEST_CASE("relations: callers, callees, bases, derived classes and overrides, bo
     }
 }
 
+TEST_CASE(
+    "relations: a call in a condition or in a local class's method has its function as caller",
+    "[index][relations]") {
+    GoldenTree tree;
+    // libclang names the condition variable as the parent of the call in its initializer (gtest's
+    // ASSERT_TRUE declares one), and reports a local class's method body twice, the second time
+    // as the enclosing function's. The caller is the innermost function either way, as clangd's.
+    appendTo(tree.path("src/main.cpp"), "int checked(const geo::Shape& s) {\n"
+                                        "    if (const int c = helper(s)) return c;\n"
+                                        "    return 0;\n"
+                                        "}\n"
+                                        "int wrapped(const geo::Shape& s) {\n"
+                                        "    struct Local { int run(const geo::Shape& s) const { "
+                                        "return helper(s); } };\n"
+                                        "    return Local().run(s);\n"
+                                        "}\n");
+    tree.index();
+    using V = std::vector<std::string>;
+    V callers = relatedTo(tree, "helper", Relation::Callers);
+    std::sort(callers.begin(), callers.end());
+    CHECK(callers == V{"checked @ src/main.cpp:13:23", "main @ src/main.cpp:10:12",
+                       "run @ src/main.cpp:17:64"});
+    CHECK(relatedTo(tree, "wrapped", Relation::Callees) == V{"run @ src/main.cpp:18:20"});
+}
+
 TEST_CASE("every thread count gives the same store, with and without body skipping", "[index]") {
     GoldenTree reference;
     reference.index(1, SessionMode::None);
