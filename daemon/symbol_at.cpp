@@ -96,6 +96,11 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
         }
         consider(r.usrHash, r.location, length, false);
     }
+    // Right after a call's `(`, on no name (a literal argument, `&x`, `*p`): the call, as clangd
+    // takes the `(` there, so its callee (the name just before the parenthesis).
+    if (!best && cursor.column >= 2 && cursor.column - 1 < lineText.size() &&
+        lineText[cursor.column - 2] == '(' && !isIdentifierChar(lineText[cursor.column - 1]))
+        return symbolAt(symbols, references, {cursor.line, cursor.column - 1}, nameOf, lineText);
     if (!best)
         return std::nullopt;
     return best->target;

@@ -30,7 +30,8 @@ using NameLookup = std::function<std::optional<std::string>(uint64_t usrHash)>;
 /// cursor's line). A name covers the columns [start, start + length); when no name does, the
 /// cursor just past a name's end counts (an editor's cursor after a word). Among several, the
 /// narrowest wins, and a declaration wins a tie with a reference (the name of a constructor is
-/// also a reference to its class).
+/// also a reference to its class). Right after a `(` where no name is, the name just before
+/// the parenthesis (a call's callee, as clangd answers on a literal argument).
 std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
                                      const std::vector<Reference>& references, Position cursor,
                                      const NameLookup& nameOf, std::string_view lineText);

@@ -413,6 +413,20 @@ TEST_CASE("symbolAt: the name under the cursor, from declarations and references
     // An implicit conversion at a string literal: nothing either; an operator: its use.
     const std::vector<Reference> conversion = {{constructor, {1, 9}, kRoleCall}};
     CHECK_FALSE(symbolAt({}, conversion, {1, 10}, ctorName, "    Put(\"key\");"));
+    // Right after the call's '(' (on the literal's opening quote), the call: its callee, as
+    // clangd answers there (found on LevelDB by bench/lsp_agreement); inside the literal, still
+    // nothing.
+    const uint64_t put = hash64("c:@N@leveldb@S@DB@F@Put#");
+    const NameLookup putNames = [&](uint64_t usr) -> std::optional<std::string> {
+        return usr == put ? "Put" : "BlockBuilder";
+    };
+    const std::vector<Reference> putCall = {{put, {1, 5}, kRoleCall},
+                                            {constructor, {1, 9}, kRoleCall}};
+    auto onQuote = symbolAt({}, putCall, {1, 9}, putNames, "    Put(\"key\");");
+    REQUIRE(onQuote);
+    CHECK(onQuote->usrHash == put);
+    CHECK(onQuote->start == Position{1, 5});
+    CHECK_FALSE(symbolAt({}, putCall, {1, 10}, putNames, "    Put(\"key\");"));
     const uint64_t plus = hash64("c:@N@leveldb@F@operator+#");
     const NameLookup plusName = [&](uint64_t) -> std::optional<std::string> { return "operator+"; };
     const std::vector<Reference> op = {{plus, {1, 7}, kRoleCall}};
