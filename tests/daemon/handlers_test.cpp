@@ -102,6 +102,21 @@ TEST_CASE("handlers: LSP answers on the in-memory store land on exact locations"
     CHECK(locations(s.call("textDocument/references", withDeclaration(at, true)), tree) ==
           Strings{"include/shapes.h:44:4-44:9", "src/broken.cpp:2:29-2:34",
                   "src/main.cpp:6:27-6:32", "src/util.cpp:4:4-4:9"});
+    // On an override, as clangd: the uses of the method it overrides (a call through the base
+    // may land here) and that method's declaration; on the base, its overrides' declarations
+    // with the declarations, and its own uses alone without.
+    const QJsonObject override = positionParams(circleCpp, 10, 13);
+    CHECK(locations(s.call("textDocument/references", withDeclaration(override, false)), tree) ==
+          Strings{"include/shapes.h:21:17-21:21", "src/main.cpp:2:62-2:66"});
+    CHECK(locations(s.call("textDocument/references", withDeclaration(override, true)), tree) ==
+          Strings{"include/shapes.h:21:17-21:21", "include/shapes.h:28:9-28:13",
+                  "src/circle.cpp:10:13-10:17", "src/main.cpp:2:62-2:66"});
+    const QJsonObject base = positionParams(shapes, 21, 18);
+    CHECK(locations(s.call("textDocument/references", withDeclaration(base, false)), tree) ==
+          Strings{"src/main.cpp:2:62-2:66"});
+    CHECK(locations(s.call("textDocument/references", withDeclaration(base, true)), tree) ==
+          Strings{"include/shapes.h:21:17-21:21", "include/shapes.h:28:9-28:13",
+                  "src/circle.cpp:10:13-10:17", "src/main.cpp:2:62-2:66"});
 
     const QJsonArray symbols =
         s.call("textDocument/documentSymbol",
