@@ -16,9 +16,13 @@
 //   definition      the set of locations
 //   references      the set of locations (includeDeclaration false)
 //   incomingCalls   the set of callers (item uri and name position), after prepareCallHierarchy
+//   callSites       the set of call sites of those callers (each of their fromRanges), by
+//                   caller name and position (callSites() says why not by file)
 //   supertypes, subtypes   the set of items, after prepareTypeHierarchy
 //   implementation  the set of locations
-// and the latency of definition, hover, incomingCalls and subtypes for each server (p50, p99),
+// Each share is printed twice: over all answers, and over their locations in the tree (under
+// --root), as libclang's indexing API reports declarations but no references in system headers.
+// And the latency of definition, hover, incomingCalls and subtypes for each server (p50, p99),
 // each request alone on an idle server.
 #include "bench/child_process.h"
 #include "bench/clangd_peer.h"
@@ -175,6 +179,21 @@ std::set<std::string> locations(const QJsonValue& result) {
     return out;
 }
 
+/// The call sites of an incomingCalls answer: each of its `fromRanges`, as "caller name @
+/// line:column". Not by file: the ranges are in the caller's file, but for a caller a macro
+/// declares (every gtest TEST's TestBody) clangd names the macro's file as the caller's, with
+/// the ranges of the calls in the test's file.
+std::set<std::string> callSites(const QJsonValue& result) {
+    std::set<std::string> out;
+    for (const QJsonValue& v : result.toArray()) {
+        const std::string name = v["from"]["name"].toString().toStdString();
+        for (const QJsonValue& range : v["fromRanges"].toArray())
+            out.insert(name + " @ " + std::to_string(range["start"]["line"].toInt() + 1) + ":" +
+                       std::to_string(range["start"]["character"].toInt() + 1));
+    }
+    return out;
+}
+
 /// Items (call or type hierarchy) by uri and name position.
 std::set<std::string> items(const QJsonValue& result, const char* member = nullptr) {
     std::set<std::string> out;
@@ -197,7 +216,7 @@ struct Position {
 /// The answers of one server at one position, by method.
 using Answers = std::map<std::string, std::set<std::string>>;
 
-const char* const kMethods[] = {"definition", "references", "incomingCalls",
+const char* const kMethods[] = {"definition", "references", "incomingCalls", "callSites",
                                 "supertypes", "subtypes",   "implementation"};
 const char* const kTimed[] = {"definition", "hover", "incomingCalls", "subtypes"};
 
@@ -224,6 +243,7 @@ Answers ask(StdioServer& server, const Position& p,
                            120, &seconds);
         latency["incomingCalls"].push_back(seconds);
         out["incomingCalls"] = items(incoming, "from");
+        out["callSites"] = callSites(incoming);
     }
     const QJsonValue types = server.request("textDocument/prepareTypeHierarchy", at);
     if (types.isArray() && !types.toArray().isEmpty()) {
@@ -232,6 +252,15 @@ Answers ask(StdioServer& server, const Position& p,
         out["subtypes"] = items(server.request("typeHierarchy/subtypes", item, 120, &seconds));
         latency["subtypes"].push_back(seconds);
     }
+    return out;
+}
+
+/// The answers located under `root` (the project's own files).
+std::set<std::string> inTree(const std::set<std::string>& set, const std::string& root) {
+    std::set<std::string> out;
+    for (const std::string& s : set)
+        if (isUnder(s, root))
+            out.insert(s);
     return out;
 }
 
@@ -359,11 +388,11 @@ int run(const QCommandLineParser& parser) {
     std::vector<std::string> tus;
     for (const CompileCommand& c : db->commands)
         tus.push_back(c.file);
-    StdioServer clangd("clangd-19",
-                       {"clangd-19", "--background-index", "-j=" + threads, "--limit-results=0",
-                        "--compile-commands-dir=" + project.string(), "--log=error"},
-                       work / "clangd.log", project,
-                       {"XDG_CONFIG_HOME=" + (project / "no-user-config").string()});
+    StdioServer clangd(
+        "clangd-19",
+        {"clangd-19", "--background-index", "-j=" + threads, "--limit-results=0",
+         "--limit-references=0", "--compile-commands-dir=" + project.string(), "--log=error"},
+        work / "clangd.log", project, {"XDG_CONFIG_HOME=" + (project / "no-user-config").string()});
     // The background index starts with the first opened document.
     const std::string firstText = readText(positions.front().path);
     clangd.notify("textDocument/didOpen",
@@ -391,7 +420,7 @@ int run(const QCommandLineParser& parser) {
         {parser.value("symdex").toStdString(), "lsp", "--root", root, "--store", store.string()},
         work / "symdex-lsp.log", root);
 
-    std::map<std::string, size_t> agreed, answered, bothEmpty;
+    std::map<std::string, size_t> agreed, answered, bothEmpty, agreedInTree, answeredInTree;
     std::map<std::string, std::vector<std::string>> disagreements;
     std::map<std::string, std::vector<double>> latencySymdex, latencyClangd;
     std::string open;
@@ -422,6 +451,14 @@ int run(const QCommandLineParser& parser) {
                 continue;
             }
             ++answered[method];
+            // Call sites carry no file (callSites()): all count as in the tree.
+            const bool sites = std::string_view(method) == "callSites";
+            const std::set<std::string> aTree = sites ? a : inTree(a, root),
+                                        bTree = sites ? b : inTree(b, root);
+            if (!aTree.empty() || !bTree.empty()) {
+                ++answeredInTree[method];
+                agreedInTree[method] += aTree == bTree;
+            }
             if (a == b)
                 ++agreed[method];
             else
@@ -435,12 +472,18 @@ int run(const QCommandLineParser& parser) {
 
     std::printf("positions: %zu identifier positions in main files under %s (seed %s)\n",
                 positions.size(), root.c_str(), qPrintable(parser.value("seed")));
-    std::printf("%-16s %8s %8s %8s %10s\n", "method", "answered", "agree", "share", "both-empty");
+    std::printf("%-16s %8s %8s %8s %10s | in the tree: %8s %8s %8s\n", "method", "answered",
+                "agree", "share", "both-empty", "answered", "agree", "share");
+    auto share = [](size_t part, size_t whole) {
+        return whole ? 100.0 * double(part) / double(whole) : 100.0;
+    };
     for (const char* method : kMethods)
-        std::printf("%-16s %8zu %8zu %7.2f%% %10zu\n", method, answered[method], agreed[method],
-                    answered[method] ? 100.0 * double(agreed[method]) / double(answered[method])
-                                     : 100.0,
-                    bothEmpty[method]);
+        std::printf("%-16s %8zu %8zu %7.2f%% %10zu | %21zu %8zu %7.2f%%\n", method,
+                    answered[method], agreed[method], share(agreed[method], answered[method]),
+                    bothEmpty[method], answeredInTree[method], agreedInTree[method],
+                    share(agreedInTree[method], answeredInTree[method]));
+    std::printf("(in the tree: the answers' locations under the root only; libclang reports no "
+                "references in system headers)\n");
     std::printf("latency (ms), one request at a time on an idle server, over stdio:\n");
     std::printf("%-16s %8s %10s %10s %10s %10s\n", "method", "n", "symdex p50", "symdex p99",
                 "clangd p50", "clangd p99");
