@@ -82,18 +82,24 @@ Start typesOf(const StoreSnapshot& snapshot, uint64_t usr, SymbolHit hit) {
 /// prepare*Hierarchy: where the hierarchy starts from the symbol under the cursor (`startOf`), as
 /// one item; `[]` when it has none; null when nothing is under the cursor.
 QJsonValue prepare(RequestContext& ctx, const QJsonValue& params,
-                   Start (*startOf)(const StoreSnapshot&, uint64_t, SymbolHit)) {
+                   Start (*startOf)(const StoreSnapshot&, uint64_t, SymbolHit), bool leftRetry) {
     PositionMapper mapper(ctx.encoding);
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
-    if (!query.target)
-        return QJsonValue::Null;
-    std::optional<SymbolHit> best = snapshot.bestOccurrence(query.target->usrHash);
-    if (!best)
-        return QJsonArray{};
-    const Start start = startOf(snapshot, query.target->usrHash, std::move(*best));
+    auto startAt = [&](const CursorQuery& at) -> Start {
+        if (!at.target)
+            return std::nullopt;
+        std::optional<SymbolHit> best = snapshot.bestOccurrence(at.target->usrHash);
+        return best ? startOf(snapshot, at.target->usrHash, std::move(*best)) : std::nullopt;
+    };
+    Start start = startAt(query);
+    // Right after a call's `(`, where the name under the cursor has no type hierarchy (an
+    // argument), the call's: clangd's record lookup tries the selection to the cursor's left
+    // when the right one has no record (its call hierarchy does not).
+    if (!start && leftRetry)
+        start = startAt(cursorQuery(ctx, params, mapper, snapshot, /*leftOfParenthesis=*/true));
     if (!start)
-        return QJsonArray{};
+        return query.target ? QJsonValue(QJsonArray{}) : QJsonValue::Null;
     return QJsonArray{item(mapper, start->second, start->first)};
 }
 
@@ -149,7 +155,7 @@ QJsonValue types(RequestContext& ctx, const QJsonValue& params, Relation relatio
 } // namespace
 
 QJsonValue handlePrepareCallHierarchy(RequestContext& ctx, const QJsonValue& params) {
-    return prepare(ctx, params, callsOf);
+    return prepare(ctx, params, callsOf, /*leftRetry=*/false);
 }
 
 QJsonValue handleIncomingCalls(RequestContext& ctx, const QJsonValue& params) {
@@ -161,7 +167,7 @@ QJsonValue handleOutgoingCalls(RequestContext& ctx, const QJsonValue& params) {
 }
 
 QJsonValue handlePrepareTypeHierarchy(RequestContext& ctx, const QJsonValue& params) {
-    return prepare(ctx, params, typesOf);
+    return prepare(ctx, params, typesOf, /*leftRetry=*/true);
 }
 
 QJsonValue handleSupertypes(RequestContext& ctx, const QJsonValue& params) {

@@ -93,14 +93,21 @@ std::optional<std::string> symbolName(const StoreSnapshot& snapshot, uint64_t us
 }
 
 CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionMapper& mapper,
-                        const StoreSnapshot& snapshot) {
+                        const StoreSnapshot& snapshot, bool leftOfParenthesis) {
     const QJsonObject p = paramsObject(params);
     CursorQuery query;
     query.path = textDocumentPath(ctx.server, p);
     const QJsonObject position = requireObject(p, "position", "");
     const uint32_t line = requireUInt(position, "line", "position", INT32_MAX - 1);
     const uint32_t character = requireUInt(position, "character", "position", INT32_MAX - 1);
-    const Position cursor = mapper.fromLsp(query.path, line, character);
+    Position cursor = mapper.fromLsp(query.path, line, character);
+    const std::string_view lineText = mapper.lines().line(query.path, cursor.line);
+    if (leftOfParenthesis) {
+        if (cursor.column < 2 || cursor.column - 2 >= lineText.size() ||
+            lineText[cursor.column - 2] != '(')
+            return query;
+        --cursor.column;
+    }
     // A name starts on the cursor's line (symbolAt()): only that line's rows are read.
     std::optional<std::vector<Symbol>> symbols =
         snapshot.fileSymbolsInLines(query.path, cursor.line, cursor.line);
@@ -110,8 +117,7 @@ CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionM
         return query; // a file the store does not know: no answer, not an error
     query.target = symbolAt(
         symbols.value_or(std::vector<Symbol>{}), refs.value_or(std::vector<Reference>{}), cursor,
-        [&](uint64_t usr) { return symbolName(snapshot, usr); },
-        mapper.lines().line(query.path, cursor.line));
+        [&](uint64_t usr) { return symbolName(snapshot, usr); }, lineText);
     return query;
 }
 

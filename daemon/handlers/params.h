@@ -46,8 +46,10 @@ struct CursorQuery {
 };
 /// Reads the file's symbols and references from `snapshot`: the handler asks its next question
 /// of the same snapshot, so the answers agree however the store changes meanwhile.
+/// With `leftOfParenthesis`, the cursor right after a `(` is taken as on it: the name before the
+/// parenthesis (a call's callee), as clangd's left-biased selection; nothing elsewhere.
 CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionMapper& mapper,
-                        const StoreSnapshot& snapshot);
+                        const StoreSnapshot& snapshot, bool leftOfParenthesis = false);
 
 /// The name of a symbol (from any of its occurrences), for the length of a reference to it.
 std::optional<std::string> symbolName(const StoreSnapshot& snapshot, uint64_t usrHash);

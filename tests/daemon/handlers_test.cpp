@@ -260,6 +260,15 @@ TEST_CASE("handlers: call and type hierarchies, implementation and hover", "[dae
     CHECK(s.call("textDocument/prepareTypeHierarchy", at("include/shapes.h", 31, 13))
               .toArray()
               .isEmpty());
+    // Right after a '(' on an argument without a class ("circle(|geo::scale(2.0))", a
+    // namespace), the hierarchy of what is left of the parenthesis, as clangd: the variable
+    // `circle`'s class. Its call hierarchy does not look left.
+    const QJsonArray leftOf =
+        s.call("textDocument/prepareTypeHierarchy", at("src/main.cpp", 5, 23)).toArray();
+    REQUIRE(leftOf.size() == 1);
+    CHECK(itemText(leftOf[0]) == "Circle shapes.h 25:6");
+    CHECK(
+        s.call("textDocument/prepareCallHierarchy", at("src/main.cpp", 5, 23)).toArray().isEmpty());
 
     // Only functions have calls, only classes bases (clangd's answer elsewhere: no item).
     CHECK(s.call("textDocument/prepareCallHierarchy", at("include/shapes.h", 25, 7))
