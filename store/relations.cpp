@@ -56,8 +56,18 @@ std::optional<SymbolHit> StoreSnapshot::bestOccurrence(uint64_t usrHash) const {
     std::vector<SymbolHit> hits = occurrences(usrHash); // sorted by path and position
     if (hits.empty())
         return std::nullopt;
-    auto definition = std::find_if(hits.begin(), hits.end(),
-                                   [](const SymbolHit& h) { return h.symbol.isDefinition(); });
+    auto isDefinition = [](const SymbolHit& h) { return h.symbol.isDefinition(); };
+    auto definition = std::find_if(hits.begin(), hits.end(), isDefinition);
+    // A USR that several files define (a test defining a class again under a library's name:
+    // LevelDB's skiplist_test.cc has its own `leveldb::Comparator`): a header's definition,
+    // which every TU including it sees, before a main file's, which its TU alone sees.
+    if (definition != hits.end() && std::count_if(definition, hits.end(), isDefinition) > 1 &&
+        tu(definition->path))
+        for (auto it = std::next(definition); it != hits.end(); ++it)
+            if (it->symbol.isDefinition() && !tu(it->path)) {
+                definition = it;
+                break;
+            }
     return std::move(definition != hits.end() ? *definition : hits.front());
 }
 

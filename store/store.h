@@ -179,7 +179,8 @@ public:
     /// All references to a symbol, sorted by path and position: the uses the source spells
     /// (not the relation-only kRoleOverride ones).
     std::vector<ReferenceHit> references(uint64_t usrHash) const;
-    /// The symbol's definition, else its first declaration by path and position.
+    /// The symbol's definition (a header's before a TU main file's, when several files define
+    /// it), else its first declaration by path and position.
     std::optional<SymbolHit> bestOccurrence(uint64_t usrHash) const;
     /// The symbol's name, from one of its declarations (cheap: `std` has hundreds); nullopt if
     /// the store has none.

@@ -342,6 +342,30 @@ TEST_CASE(
     CHECK(relatedTo(tree, "wrapped", Relation::Callees) == V{"run @ src/main.cpp:18:20"});
 }
 
+TEST_CASE("a class a header and a main file both define: its hierarchy and hover use the header's",
+          "[index][relations]") {
+    GoldenTree tree;
+    // As LevelDB's skiplist_test.cc defines its own leveldb::Comparator: a TU that does not
+    // include shapes.h defines geo::Shape again, in a file whose path sorts first.
+    test::writeFile(tree.path("a_first.cpp"), "namespace geo { struct Shape { int own; }; }\n"
+                                              "int useShape() { return geo::Shape{1}.own; }\n");
+    std::vector<std::string> sources(kSources.begin(), kSources.end());
+    sources.push_back("a_first.cpp");
+    test::writeCompileDb(tree.dir.path(), sources, kFlags);
+    tree.index();
+    const auto usrs = tree.store->resolveName("geo::Shape");
+    REQUIRE(usrs.size() == 1);
+    StoreSnapshot snapshot = tree.store->snapshot();
+    REQUIRE(tree.where(snapshot.occurrences(usrs[0])) ==
+            std::vector<std::string>{"a_first.cpp:1:24", "include/shapes.h:19:7"});
+    const std::optional<SymbolHit> best = snapshot.bestOccurrence(usrs[0]);
+    REQUIRE(best);
+    CHECK(tree.relative(best->path) == "include/shapes.h");
+    // Circle's base is the header's Shape.
+    CHECK(relatedTo(tree, "geo::Circle", Relation::Bases) ==
+          std::vector<std::string>{"geo::Shape @ include/shapes.h:26:23"});
+}
+
 TEST_CASE("every thread count gives the same store, with and without body skipping", "[index]") {
     GoldenTree reference;
     reference.index(1, SessionMode::None);
