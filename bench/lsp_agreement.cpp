@@ -20,7 +20,9 @@
 //                   caller name and position (callSites() says why not by file)
 //   supertypes, subtypes   the set of items, after prepareTypeHierarchy
 //   implementation  the set of locations
-// Each share is printed twice: over all answers, and over their locations in the tree (under
+// Call and type hierarchies are compared where both servers prepare an item; the positions where
+// one alone does are counted apart. Each share is printed twice: over all answers, and over their
+// locations in the tree (under
 // --root), as libclang's indexing API reports declarations but no references in system headers.
 // And the latency of definition, hover, incomingCalls and subtypes for each server (p50, p99),
 // each request alone on an idle server.
@@ -238,6 +240,7 @@ Answers ask(StdioServer& server, const Position& p,
     out["implementation"] = locations(server.request("textDocument/implementation", at));
     const QJsonValue calls = server.request("textDocument/prepareCallHierarchy", at);
     if (calls.isArray() && !calls.toArray().isEmpty()) {
+        out["prepared"].insert("calls");
         const QJsonValue incoming =
             server.request("callHierarchy/incomingCalls", QJsonObject{{"item", calls.toArray()[0]}},
                            120, &seconds);
@@ -247,6 +250,7 @@ Answers ask(StdioServer& server, const Position& p,
     }
     const QJsonValue types = server.request("textDocument/prepareTypeHierarchy", at);
     if (types.isArray() && !types.toArray().isEmpty()) {
+        out["prepared"].insert("types");
         const QJsonObject item{{"item", types.toArray()[0]}};
         out["supertypes"] = items(server.request("typeHierarchy/supertypes", item));
         out["subtypes"] = items(server.request("typeHierarchy/subtypes", item, 120, &seconds));
@@ -262,6 +266,15 @@ std::set<std::string> inTree(const std::set<std::string>& set, const std::string
         if (isUnder(s, root))
             out.insert(s);
     return out;
+}
+
+/// The hierarchy a method's answer comes from ("calls", "types"), or null for the others.
+const char* hierarchyOf(std::string_view method) {
+    if (method == "incomingCalls" || method == "callSites")
+        return "calls";
+    if (method == "supertypes" || method == "subtypes")
+        return "types";
+    return nullptr;
 }
 
 size_t onlyA(const std::set<std::string>& a, const std::set<std::string>& b) {
@@ -420,7 +433,8 @@ int run(const QCommandLineParser& parser) {
         {parser.value("symdex").toStdString(), "lsp", "--root", root, "--store", store.string()},
         work / "symdex-lsp.log", root);
 
-    std::map<std::string, size_t> agreed, answered, bothEmpty, agreedInTree, answeredInTree;
+    std::map<std::string, size_t> agreed, answered, bothEmpty, agreedInTree, answeredInTree,
+        preparedBySymdexOnly, preparedByClangdOnly;
     std::map<std::string, std::vector<std::string>> disagreements;
     std::map<std::string, std::vector<double>> latencySymdex, latencyClangd;
     std::string open;
@@ -449,6 +463,19 @@ int run(const QCommandLineParser& parser) {
             if (a.empty() && b.empty()) {
                 ++bothEmpty[method];
                 continue;
+            }
+            // A hierarchy only one server prepares at the position (clangd prepares none on a
+            // class template's members, std::string::append among them): counted apart, as
+            // there are no callers or types of the other's to compare with.
+            if (const char* kind = hierarchyOf(method)) {
+                const bool ourItem =
+                    ours.contains("prepared") && ours.at("prepared").contains(kind);
+                const bool theirItem =
+                    theirs.contains("prepared") && theirs.at("prepared").contains(kind);
+                if (ourItem != theirItem) {
+                    ++(ourItem ? preparedBySymdexOnly : preparedByClangdOnly)[method];
+                    continue;
+                }
             }
             ++answered[method];
             // Call sites carry no file (callSites()): all count as in the tree.
@@ -484,6 +511,11 @@ int run(const QCommandLineParser& parser) {
                     share(agreedInTree[method], answeredInTree[method]));
     std::printf("(in the tree: the answers' locations under the root only; libclang reports no "
                 "references in system headers)\n");
+    std::printf("hierarchy prepared by one server only, left out of the shares above:\n");
+    for (const char* method : kMethods)
+        if (hierarchyOf(method))
+            std::printf("%-16s symdex only %zu, clangd only %zu\n", method,
+                        preparedBySymdexOnly[method], preparedByClangdOnly[method]);
     std::printf("latency (ms), one request at a time on an idle server, over stdio:\n");
     std::printf("%-16s %8s %10s %10s %10s %10s\n", "method", "n", "symdex p50", "symdex p99",
                 "clangd p50", "clangd p99");
