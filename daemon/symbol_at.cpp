@@ -18,13 +18,26 @@ bool isOperatorName(const std::string& name) {
 
 struct Candidate {
     CursorTarget target;
-    bool strict = false; ///< the cursor is inside the name, not just past it
+    bool strict = false;     ///< the cursor is inside the name, not just past it
+    bool destructor = false; ///< the name is "~Class"
 };
+
+/// Whether `c`, a destructor's name, holds `other`, its class's name after the '~'.
+bool holdsClassName(const Candidate& c, const Candidate& other) {
+    return c.destructor && other.target.start.line == c.target.start.line &&
+           other.target.start.column == c.target.start.column + 1 &&
+           other.target.length + 1 == c.target.length;
+}
 
 /// Whether `a` should be preferred to `b`.
 bool better(const Candidate& a, const Candidate& b) {
     if (a.strict != b.strict)
         return a.strict;
+    // "~Shape": the destructor, not the class its name repeats (clangd's answer too).
+    if (holdsClassName(a, b))
+        return true;
+    if (holdsClassName(b, a))
+        return false;
     if (a.target.length != b.target.length)
         return a.target.length < b.target.length;
     return a.target.isDeclaration && !b.target.isDeclaration;
@@ -45,11 +58,14 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
                                      const std::vector<Reference>& references, Position cursor,
                                      const NameLookup& nameOf, std::string_view lineText) {
     std::optional<Candidate> best;
-    auto consider = [&](uint64_t usrHash, Position start, uint32_t length, bool isDeclaration) {
+    auto consider = [&](uint64_t usrHash, Position start, uint32_t length, bool isDeclaration,
+                        bool destructor) {
         if (start.line != cursor.line || length == 0 || cursor.column < start.column ||
             cursor.column > start.column + length)
             return;
-        Candidate c{{usrHash, start, length, isDeclaration}, cursor.column < start.column + length};
+        Candidate c{{usrHash, start, length, isDeclaration},
+                    cursor.column < start.column + length,
+                    destructor};
         if (!best || better(c, *best))
             best = c;
     };
@@ -68,7 +84,7 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
             if (!spelled)
                 continue;
         }
-        consider(s.usrHash(), s.location, uint32_t(s.name.size()), true);
+        consider(s.usrHash(), s.location, uint32_t(s.name.size()), true, s.name.starts_with('~'));
     }
     for (const Reference& r : references) {
         // Only references starting on the cursor's line, at or before it, can cover it: look up
@@ -94,7 +110,7 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
             if (isOperatorName(*name) ? spelled != 0 && spelling != "operator" : spelling != *name)
                 continue;
         }
-        consider(r.usrHash, r.location, length, false);
+        consider(r.usrHash, r.location, length, false, name && name->starts_with('~'));
     }
     // Right after a call's `(`, on no name (a literal argument, `&x`, `*p`): the call, as clangd
     // takes the `(` there, so its callee (the name just before the parenthesis).

@@ -472,6 +472,18 @@ TEST_CASE("symbolAt: the name under the cursor, from declarations and references
     auto onDtor = symbolAt({dtor}, {}, {1, 10}, names, "Shape::~Shape() {}");
     REQUIRE(onDtor);
     CHECK(onDtor->usrHash == dtor.usrHash());
+    // libclang also reports the class at the name after '~': the destructor is what the cursor
+    // is on, although the class's name is shorter (found on fmtlib by bench/lsp_agreement).
+    const uint64_t shapeClass = hash64("c:@N@geo@S@Shape");
+    const NameLookup shapeName = [&](uint64_t usr) -> std::optional<std::string> {
+        return usr == shapeClass ? std::optional<std::string>("Shape") : std::nullopt;
+    };
+    const std::vector<Reference> classAtDtor = {{shapeClass, {1, 9}, kRoleReference}};
+    for (uint32_t column : {8u, 9u, 12u}) {
+        auto onName = symbolAt({dtor}, classAtDtor, {1, column}, shapeName, "Shape::~Shape() {}");
+        REQUIRE(onName);
+        CHECK(onName->usrHash == dtor.usrHash());
+    }
     auto explicitCall =
         symbolAt({}, {{assign, {1, 7}, kRoleCall}}, {1, 9}, gtestNames, "    h.operator=(m);");
     REQUIRE(explicitCall);
