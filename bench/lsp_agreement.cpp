@@ -9,10 +9,10 @@
 // same compile database. A seeded sample of identifier positions in main files (the written
 // references and declarations the store holds there) is then asked of both, through the same
 // client over stdio: `symdex lsp` (the editors' entry point, bridging to that symdexd) and
-// clangd-19. Each document is opened in both (didOpen with its text) before its positions are
-// asked. For each method the program prints the share of positions where both answer the same,
-// over the positions where either answered anything (positions where both answer nothing agree
-// trivially and are counted apart):
+// clangd-19. Each document is opened in both (didOpen with its text, then one untimed
+// documentSymbol) before its positions are asked. For each method the program prints the share of
+// positions where both answer the same, over the positions where either answered anything
+// (positions where both answer nothing agree trivially and are counted apart):
 //   definition      the set of locations
 //   references      the set of locations (includeDeclaration false)
 //   incomingCalls   the set of callers (item uri and name position), after prepareCallHierarchy
@@ -440,19 +440,23 @@ int run(const QCommandLineParser& parser) {
     std::string open;
     for (const Position& p : positions) {
         if (p.path != open) {
-            if (!open.empty())
-                clangd.notify("textDocument/didClose",
-                              {{"textDocument", QJsonObject{{"uri", uriOf(open)}}}});
+            // Both servers see what an editor sends: didClose of the last document, didOpen of
+            // this one, and a first request (untimed: clangd waits for its AST there, symdex reads
+            // the file's lines).
+            for (StdioServer* server : {&clangd, &symdex}) {
+                if (!open.empty())
+                    server->notify("textDocument/didClose",
+                                   {{"textDocument", QJsonObject{{"uri", uriOf(open)}}}});
+                server->notify("textDocument/didOpen",
+                               {{"textDocument",
+                                 QJsonObject{{"uri", uriOf(p.path)},
+                                             {"languageId", "cpp"},
+                                             {"version", 1},
+                                             {"text", QString::fromStdString(readText(p.path))}}}});
+                server->request("textDocument/documentSymbol",
+                                {{"textDocument", QJsonObject{{"uri", uriOf(p.path)}}}}, 300);
+            }
             open = p.path;
-            clangd.notify(
-                "textDocument/didOpen",
-                {{"textDocument", QJsonObject{{"uri", uriOf(open)},
-                                              {"languageId", "cpp"},
-                                              {"version", 1},
-                                              {"text", QString::fromStdString(readText(open))}}}});
-            // The first request waits for the AST; ask one untimed so that it is not counted.
-            clangd.request("textDocument/documentSymbol",
-                           {{"textDocument", QJsonObject{{"uri", uriOf(open)}}}}, 300);
         }
         const Answers ours = ask(symdex, p, latencySymdex);
         const Answers theirs = ask(clangd, p, latencyClangd);
