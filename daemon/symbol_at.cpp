@@ -20,6 +20,7 @@ struct Candidate {
     CursorTarget target;
     bool strict = false;     ///< the cursor is inside the name, not just past it
     bool destructor = false; ///< the name is "~Class"
+    bool named = true;       ///< the store knows the symbol's name (it declares it)
 };
 
 /// Whether `c`, a destructor's name, holds `other`, its class's name after the '~'.
@@ -40,6 +41,10 @@ bool better(const Candidate& a, const Candidate& b) {
         return false;
     if (a.target.length != b.target.length)
         return a.target.length < b.target.length;
+    // The same span: a symbol the store declares before one it only saw used (a macro's
+    // expansion also uses what the store has no declaration of, at the macro's name).
+    if (a.named != b.named)
+        return a.named;
     return a.target.isDeclaration && !b.target.isDeclaration;
 }
 
@@ -59,13 +64,14 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
                                      const NameLookup& nameOf, std::string_view lineText) {
     std::optional<Candidate> best;
     auto consider = [&](uint64_t usrHash, Position start, uint32_t length, bool isDeclaration,
-                        bool destructor) {
+                        bool destructor, bool named = true) {
         if (start.line != cursor.line || length == 0 || cursor.column < start.column ||
             cursor.column > start.column + length)
             return;
         Candidate c{{usrHash, start, length, isDeclaration},
                     cursor.column < start.column + length,
-                    destructor};
+                    destructor,
+                    named};
         if (!best || better(c, *best))
             best = c;
     };
@@ -110,7 +116,8 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
             if (isOperatorName(*name) ? spelled != 0 && spelling != "operator" : spelling != *name)
                 continue;
         }
-        consider(r.usrHash, r.location, length, false, name && name->starts_with('~'));
+        consider(r.usrHash, r.location, length, false, name && name->starts_with('~'),
+                 name && !name->empty());
     }
     // Right after a call's `(`, on no name (a literal argument, `&x`, `*p`): the call, as clangd
     // takes the `(` there, so its callee (the name just before the parenthesis).
