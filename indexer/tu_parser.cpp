@@ -386,8 +386,10 @@ public:
         // clang (and clangd's go-to-definition) calls canonical in this TU.
         if (kind == SymbolKind::Namespace && state) {
             const uint64_t usrHash = hash64(entity->USR);
-            if (namespacesSeen_.insert(usrHash).second)
+            if (namespacesSeen_.insert(usrHash).second) {
                 record_.namespaceStarts.push_back({usrHash, state->path, pos});
+                namespaceStartFiles_.push_back({state->file, spelledName(info, entity)});
+            }
         }
         IndexedFile* out = output(state);
         if (!out)
@@ -560,6 +562,44 @@ public:
                 allDiagnostics_.warnings += severity == CXDiagnostic_Warning;
             }
             clang_disposeDiagnostic(diag);
+        }
+    }
+
+    /// A namespace a macro opens (fmt's `FMT_BEGIN_NAMESPACE`, defined as `namespace fmt {
+    /// inline namespace v9 {`) starts where the macro's definition spells its name, as clangd
+    /// answers, not at the macro's use. Needs the preprocessing record (the macro expansion under
+    /// the name's position); without it, or when no `namespace NAME` is in the definition's
+    /// tokens (a macro that pastes the name), the start stays at the use.
+    void respellNamespaceStarts(CXTranslationUnit tu) {
+        for (size_t i = 0; i < record_.namespaceStarts.size(); ++i) {
+            TuRecord::NamespaceStart& start = record_.namespaceStarts[i];
+            const auto& [file, name] = namespaceStartFiles_[i];
+            const CXSourceLocation at =
+                clang_getLocation(tu, file, start.location.line, start.location.column);
+            CXCursor expansion = clang_getCursor(tu, at);
+            if (clang_getCursorKind(expansion) != CXCursor_MacroExpansion)
+                continue; // written in place, or not a macro we can read
+            CXCursor definition = clang_getCursorReferenced(expansion);
+            if (clang_Cursor_isNull(definition))
+                continue;
+            CXToken* tokens = nullptr;
+            unsigned n = 0;
+            clang_tokenize(tu, clang_getCursorExtent(definition), &tokens, &n);
+            for (unsigned t = 0; t + 1 < n; ++t) {
+                if (String(clang_getTokenSpelling(tu, tokens[t])).str() != "namespace" ||
+                    clang_getTokenKind(tokens[t + 1]) != CXToken_Identifier ||
+                    String(clang_getTokenSpelling(tu, tokens[t + 1])).str() != name)
+                    continue;
+                Position spelled;
+                if (FileState* in = fileOf(clang_getTokenLocation(tu, tokens[t + 1]), &spelled);
+                    in && spelled.line) {
+                    start.path = in->path;
+                    start.location = spelled;
+                }
+                break;
+            }
+            if (tokens)
+                clang_disposeTokens(tu, tokens, n);
         }
     }
 
@@ -859,9 +899,12 @@ private:
     std::unordered_map<CXFileUniqueID, FileState*, FileIdHash, FileIdEqual> byId_;
     std::unordered_map<std::string, FileState*> seenPaths_;
     std::vector<std::string> includedFiles_;
-    const void* lastContainer_ = nullptr;         ///< containerOf(): the last function container
-    uint64_t lastContainerHash_ = 0;              ///< and its USR's hash
-    std::unordered_set<uint64_t> namespacesSeen_; ///< TuRecord::namespaceStarts so far
+    const void* lastContainer_ = nullptr; ///< containerOf(): the last function container
+    uint64_t lastContainerHash_ = 0;      ///< and its USR's hash
+    std::unordered_set<uint64_t> namespacesSeen_;
+    /// Each TuRecord::namespaceStarts entry's file and namespace name (respellNamespaceStarts()).
+    std::vector<std::pair<CXFile, std::string>>
+        namespaceStartFiles_;                              ///< TuRecord::namespaceStarts so far
     std::unordered_map<std::string, uint64_t> seenHashes_; ///< path -> hash of the parsed buffer
     std::vector<std::pair<std::string, std::string>> aliases_; ///< see IndexedTu::aliases
     struct Diagnostics {
@@ -960,6 +1003,7 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
         if (options.indexMacros) {
             auto lock = extractor.holdExtractionLock();
             extractor.macros(tu);
+            extractor.respellNamespaceStarts(tu);
         }
         // Reads this parse's own buffers into its own symbols: no store-wide lock needed.
         extractor.attachComments(tu);

@@ -366,6 +366,31 @@ TEST_CASE("a class a header and a main file both define: its hierarchy and hover
           std::vector<std::string>{"geo::Shape @ include/shapes.h:26:23"});
 }
 
+TEST_CASE("a namespace a macro opens starts where the macro's definition spells it", "[index]") {
+    GoldenTree tree;
+    // fmt's FMT_BEGIN_NAMESPACE: clangd's definition of `fmt` is in the #define.
+    test::writeFile(tree.path("include/ns.h"),
+                    "#define NS_BEGIN namespace outer { inline namespace v1 {\n"
+                    "#define NS_END } }\n"
+                    "NS_BEGIN\n"
+                    "int inside();\n"
+                    "NS_END\n");
+    appendTo(tree.path("src/main.cpp"),
+             "#include \"ns.h\"\nint useOuter() { return outer::inside(); }\n");
+    tree.index();
+    const std::optional<TuRecord> tu = tree.store->tu(tree.path("src/main.cpp"));
+    REQUIRE(tu);
+    std::map<std::string, std::string> starts;
+    for (const TuRecord::NamespaceStart& start : tu->namespaceStarts)
+        starts[std::to_string(start.usrHash)] = tree.relative(start.path) + ":" +
+                                                std::to_string(start.location.line) + ":" +
+                                                std::to_string(start.location.column);
+    CHECK(starts[std::to_string(hash64("c:@N@outer"))] == "include/ns.h:1:28");
+    CHECK(starts[std::to_string(hash64("c:@N@outer@N@v1"))] == "include/ns.h:1:53");
+    // A namespace written in place starts at its name.
+    CHECK(starts[std::to_string(hash64("c:@N@geo"))] == "include/shapes.h:7:11");
+}
+
 TEST_CASE("every thread count gives the same store, with and without body skipping", "[index]") {
     GoldenTree reference;
     reference.index(1, SessionMode::None);
