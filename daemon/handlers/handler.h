@@ -45,6 +45,9 @@ struct RequestContext {
     PositionEncoding encoding;
     /// Set when the client cancelled; a handler may give up early (its result is dropped).
     const std::atomic<bool>& cancelled;
+    /// The request's textDocument as a store path, once resolved (documentPath() resolves
+    /// symlinks: a dozen system calls, asked once per request).
+    std::string document = {};
 
     /// Throws RequestCancelled when the client cancelled: call between expensive steps.
     void checkCancelled() const;

@@ -82,8 +82,15 @@ std::string textDocumentPath(const ServerContext& server, const QJsonObject& par
     return documentPath(server, requireString(doc, "uri", "textDocument"), "textDocument.uri");
 }
 
+/// The request's document path, resolved on the first call and kept in `ctx`.
+static const std::string& requestDocument(RequestContext& ctx, const QJsonObject& params) {
+    if (ctx.document.empty())
+        ctx.document = textDocumentPath(ctx.server, params);
+    return ctx.document;
+}
+
 StoreSnapshot documentSnapshot(RequestContext& ctx, const QJsonValue& params) {
-    const std::string path = textDocumentPath(ctx.server, paramsObject(params));
+    const std::string& path = requestDocument(ctx, paramsObject(params));
     ctx.server.indexer.awaitDocument(path, kDocumentWait, ctx.server.maxDocumentWaits);
     return ctx.server.store.snapshot();
 }
@@ -96,7 +103,7 @@ CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionM
                         const StoreSnapshot& snapshot, bool leftOfParenthesis) {
     const QJsonObject p = paramsObject(params);
     CursorQuery query;
-    query.path = textDocumentPath(ctx.server, p);
+    query.path = requestDocument(ctx, p);
     const QJsonObject position = requireObject(p, "position", "");
     const uint32_t line = requireUInt(position, "line", "position", INT32_MAX - 1);
     const uint32_t character = requireUInt(position, "character", "position", INT32_MAX - 1);
