@@ -866,8 +866,42 @@ private:
         symbol.flags = kDefinition;
         symbol.location = pos;
         symbol.extent = extentOf(cursor, state, pos);
-        if (symbol.usr.empty())
+        if (symbol.usr.empty()) {
             out->symbols.pop_back();
+            return;
+        }
+        const std::string name = symbol.name;
+        const std::string usr = symbol.usr;
+        macroUses(cursor, state, out);
+        macroUsrs_[name] = usr;
+    }
+
+    /// The macros a macro's definition uses (`#define EXPECT_EQ_POSIX(a, b) EXPECT_EQ(a, b)`), as
+    /// references in its body, as clangd finds them: each identifier of the body that names a
+    /// macro defined before this one. The preprocessing record has no expansions there (a body is
+    /// expanded where it is used), so the tokens are read. Not in system headers, where libclang
+    /// reports no references either.
+    void macroUses(CXCursor definition, FileState* state, IndexedFile* out) {
+        if (macroUsrs_.empty() ||
+            clang_Location_isInSystemHeader(clang_getCursorLocation(definition)))
+            return;
+        CXTranslationUnit tu = clang_Cursor_getTranslationUnit(definition);
+        CXToken* tokens = nullptr;
+        unsigned n = 0;
+        clang_tokenize(tu, clang_getCursorExtent(definition), &tokens, &n);
+        for (unsigned t = 1; t < n; ++t) { // tokens[0] is the macro's own name
+            if (clang_getTokenKind(tokens[t]) != CXToken_Identifier)
+                continue;
+            auto used = macroUsrs_.find(String(clang_getTokenSpelling(tu, tokens[t])).str());
+            if (used == macroUsrs_.end())
+                continue;
+            Position pos;
+            if (fileOf(clang_getTokenLocation(tu, tokens[t]), &pos) != state)
+                continue;
+            out->references.push_back({hash64(used->second), pos, kRoleReference, 0});
+        }
+        if (tokens)
+            clang_disposeTokens(tu, tokens, n);
     }
 
     void macroExpansion(CXCursor cursor) {
@@ -902,6 +936,8 @@ private:
     const void* lastContainer_ = nullptr; ///< containerOf(): the last function container
     uint64_t lastContainerHash_ = 0;      ///< and its USR's hash
     std::unordered_set<uint64_t> namespacesSeen_;
+    /// The USR of each macro name's latest definition, in the preprocessing record's order.
+    std::unordered_map<std::string, std::string> macroUsrs_;
     /// Each TuRecord::namespaceStarts entry's file and namespace name (respellNamespaceStarts()).
     std::vector<std::pair<CXFile, std::string>>
         namespaceStartFiles_;                              ///< TuRecord::namespaceStarts so far

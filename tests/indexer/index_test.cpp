@@ -391,6 +391,23 @@ TEST_CASE("a namespace a macro opens starts where the macro's definition spells 
     CHECK(starts[std::to_string(hash64("c:@N@geo"))] == "include/shapes.h:7:11");
 }
 
+TEST_CASE("a macro's definition uses the macros defined before it", "[index]") {
+    GoldenTree tree;
+    // fmtlib's `#define EXPECT_EQ_POSIX(expected, actual) EXPECT_EQ(expected, actual)`: clangd
+    // lists EXPECT_EQ's use there; the preprocessing record has no expansion there.
+    appendTo(tree.path("src/main.cpp"), "#define TWICE(x) GEO_SQUARE(x) + GEO_SQUARE(x)\n"
+                                        "#define LATER() NOT_YET()\n"
+                                        "#define NOT_YET() 1\n"
+                                        "int twice = TWICE(2) + LATER();\n");
+    tree.index();
+    const std::string dump = tree.dump();
+    CHECK(dump.find("src/main.cpp:12:18: reference -> GEO_SQUARE\n") != std::string::npos);
+    CHECK(dump.find("src/main.cpp:12:34: reference -> GEO_SQUARE\n") != std::string::npos);
+    // NOT_YET was not defined when LATER was: no use of it there (as the preprocessor sees it).
+    CHECK(dump.find("src/main.cpp:13:17: reference") == std::string::npos);
+    CHECK(dump.find("src/main.cpp:15:13: reference -> TWICE\n") != std::string::npos);
+}
+
 TEST_CASE("every thread count gives the same store, with and without body skipping", "[index]") {
     GoldenTree reference;
     reference.index(1, SessionMode::None);
