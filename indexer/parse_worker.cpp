@@ -309,10 +309,13 @@ namespace {
 class RemoteClaimer : public FileClaimer {
 public:
     RemoteClaimer(int fd, int reachedFd) : fd_(fd), reachedFd_(reachedFd) {}
-    /// Starts a TU: whether refusals carry over from the TUs before it (ParseRequest).
-    void startTu(bool denialsHold) {
+    /// Starts a TU: whether refusals carry over from the TUs before it (ParseRequest). Never
+    /// for its own main file, which it always extracts: an earlier TU that included that file
+    /// (fmtlib's posix-mock-test.cc includes src/os.cc) was refused it because this TU had it.
+    void startTu(bool denialsHold, const std::string& mainFile) {
         if (!denialsHold)
             denied_.clear();
+        denied_.erase(mainFile);
         denialsHold_ = denialsHold;
     }
 
@@ -386,7 +389,7 @@ int runParseWorker(int fd, int reachedFd, uint64_t memoryLimitMb) {
             return 2;
         if (!session)
             session = std::make_unique<ParseSession>(request->skipParsedBodies);
-        claimer.startTu(request->denialsHold);
+        claimer.startTu(request->denialsHold, request->command.file);
         ParseOptions options;
         options.indexMacros = request->indexMacros;
         // Only the parse's probes: the same scope as an in-process parse's (ProbeRecording).

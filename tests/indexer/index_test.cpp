@@ -408,6 +408,38 @@ TEST_CASE("a macro's definition uses the macros defined before it", "[index]") {
     CHECK(dump.find("src/main.cpp:15:13: reference -> TWICE\n") != std::string::npos);
 }
 
+TEST_CASE("a TU's main file another TU includes is extracted by its own TU, in a worker too",
+          "[index][claims]") {
+    // fmtlib's posix-mock-test.cc includes ../src/os.cc, a TU of its own. The including TU ranks
+    // first (larger) and is refused the file (it belongs to its own TU); a worker that parsed it
+    // kept that refusal for the next TU, os.cc itself, which then extracted nothing of its main
+    // file at 1 thread (at 2 threads another worker parsed it).
+    std::map<std::string, std::string> dumps;
+    for (Isolation isolation : {Isolation::InProcess, Isolation::Process}) {
+        GoldenTree tree;
+        test::writeFile(tree.path("src/big.cpp"),
+                        "// " + std::string(4000, 'x') + "\n#include \"util.cpp\"\n");
+        std::vector<std::string> sources(kSources.begin(), kSources.end());
+        sources.push_back("src/big.cpp");
+        test::writeCompileDb(tree.dir.path(), sources, kFlags);
+        std::string error;
+        auto db = loadCompileDatabase(tree.dir.path().string(), &error);
+        REQUIRE(db);
+        IndexOptions options;
+        options.threads = 1;
+        options.isolation = isolation;
+        Indexer indexer(*tree.store, options);
+        const IndexSummary summary = indexer.run(*db);
+        CHECK(summary.isolated == (isolation == Isolation::Process));
+        const std::optional<std::vector<Symbol>> symbols =
+            tree.store->fileSymbols(tree.path("src/util.cpp"));
+        REQUIRE(symbols);
+        CHECK_FALSE(symbols->empty());
+        dumps[isolation == Isolation::Process ? "workers" : "in-process"] = tree.dump();
+    }
+    CHECK(dumps["workers"] == dumps["in-process"]);
+}
+
 TEST_CASE("every thread count gives the same store, with and without body skipping", "[index]") {
     GoldenTree reference;
     reference.index(1, SessionMode::None);
