@@ -853,13 +853,17 @@ private:
     void macroDefinition(CXCursor cursor) {
         if (clang_Cursor_isMacroBuiltin(cursor))
             return;
+        // Every definition is known to the bodies after it, whichever TU extracts its file.
+        std::string name = String(clang_getCursorSpelling(cursor)).str();
         Position pos;
         FileState* state = fileOf(clang_getCursorLocation(cursor), &pos);
         IndexedFile* out = output(state);
-        if (!out)
+        if (!out) {
+            macroDefinitions_[std::move(name)] = cursor;
             return;
+        }
         Symbol& symbol = out->symbols.emplace_back();
-        symbol.name = String(clang_getCursorSpelling(cursor)).str();
+        symbol.name = name;
         symbol.qualifiedName = symbol.name;
         symbol.usr = String(clang_getCursorUSR(cursor)).str();
         symbol.kind = SymbolKind::Macro;
@@ -870,10 +874,8 @@ private:
             out->symbols.pop_back();
             return;
         }
-        const std::string name = symbol.name;
-        const std::string usr = symbol.usr;
         macroUses(cursor, state, out);
-        macroUsrs_[name] = usr;
+        macroDefinitions_[std::move(name)] = cursor;
     }
 
     /// The macros a macro's definition uses (`#define EXPECT_EQ_POSIX(a, b) EXPECT_EQ(a, b)`), as
@@ -882,7 +884,7 @@ private:
     /// expanded where it is used), so the tokens are read. Not in system headers, where libclang
     /// reports no references either.
     void macroUses(CXCursor definition, FileState* state, IndexedFile* out) {
-        if (macroUsrs_.empty() ||
+        if (macroDefinitions_.empty() ||
             clang_Location_isInSystemHeader(clang_getCursorLocation(definition)))
             return;
         CXTranslationUnit tu = clang_Cursor_getTranslationUnit(definition);
@@ -892,13 +894,15 @@ private:
         for (unsigned t = 1; t < n; ++t) { // tokens[0] is the macro's own name
             if (clang_getTokenKind(tokens[t]) != CXToken_Identifier)
                 continue;
-            auto used = macroUsrs_.find(String(clang_getTokenSpelling(tu, tokens[t])).str());
-            if (used == macroUsrs_.end())
+            auto used = macroDefinitions_.find(String(clang_getTokenSpelling(tu, tokens[t])).str());
+            if (used == macroDefinitions_.end())
                 continue;
             Position pos;
             if (fileOf(clang_getTokenLocation(tu, tokens[t]), &pos) != state)
                 continue;
-            out->references.push_back({hash64(used->second), pos, kRoleReference, 0});
+            String usr(clang_getCursorUSR(used->second));
+            if (*usr.c_str())
+                out->references.push_back({hash64(usr.c_str()), pos, kRoleReference, 0});
         }
         if (tokens)
             clang_disposeTokens(tu, tokens, n);
@@ -936,8 +940,9 @@ private:
     const void* lastContainer_ = nullptr; ///< containerOf(): the last function container
     uint64_t lastContainerHash_ = 0;      ///< and its USR's hash
     std::unordered_set<uint64_t> namespacesSeen_;
-    /// The USR of each macro name's latest definition, in the preprocessing record's order.
-    std::unordered_map<std::string, std::string> macroUsrs_;
+    /// Each macro name's latest definition, in the preprocessing record's order (valid while
+    /// the translation unit lives: macros() runs before it is disposed).
+    std::unordered_map<std::string, CXCursor> macroDefinitions_;
     /// Each TuRecord::namespaceStarts entry's file and namespace name (respellNamespaceStarts()).
     std::vector<std::pair<CXFile, std::string>>
         namespaceStartFiles_;                              ///< TuRecord::namespaceStarts so far

@@ -406,6 +406,23 @@ TEST_CASE("a macro's definition uses the macros defined before it", "[index]") {
     // NOT_YET was not defined when LATER was: no use of it there (as the preprocessor sees it).
     CHECK(dump.find("src/main.cpp:13:17: reference") == std::string::npos);
     CHECK(dump.find("src/main.cpp:15:13: reference -> TWICE\n") != std::string::npos);
+
+    // A macro of a header another TU extracts is known all the same (which TU extracts a header
+    // must not change what a main file holds: fmtlib's EXPECT_CALL, from a gmock header).
+    test::writeFile(tree.path("include/base.h"), "#define BASE(x) (x)\n");
+    appendTo(tree.path("src/circle.cpp"), "#include \"base.h\"\n#define CIRCLE_USES BASE(1)\n");
+    appendTo(tree.path("src/util.cpp"), "#include \"base.h\"\n#define UTIL_USES BASE(2)\n");
+    tree.index(1); // one TU after the other: the second is refused base.h
+    const std::string both = tree.dump();
+    CHECK(both.find("src/circle.cpp") != std::string::npos);
+    for (const char* file : {"src/circle.cpp", "src/util.cpp"}) {
+        INFO(file);
+        const std::string body = test::readFile(tree.path(file));
+        const size_t line = size_t(std::count(body.begin(), body.end(), '\n'));
+        CHECK(both.find(std::string(file) + ":" + std::to_string(line) + ":" +
+                        std::to_string(std::string(file) == "src/util.cpp" ? 19 : 21) +
+                        ": reference -> BASE\n") != std::string::npos);
+    }
 }
 
 TEST_CASE("a TU's main file another TU includes is extracted by its own TU, in a worker too",
