@@ -51,10 +51,14 @@ QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(
                                          hit.symbol.location == query.target->start;
                               });
     if (onDefinition) {
+        // A declaration this TU can see: in this file or a header, not in another TU's main file
+        // (LevelDB's db/filename.cc declares WriteStringToFileSync, which util/env.cc defines).
+        // None: the definition itself, as clangd answers.
         for (const SymbolHit& hit : hits)
-            if (!hit.symbol.isDefinition())
+            if (!hit.symbol.isDefinition() && (hit.path == query.path || !snapshot.tu(hit.path)))
                 return QJsonArray{mapper.location(hit.path, hit.symbol.location,
                                                   uint32_t(hit.symbol.name.size()))};
+        return QJsonArray{mapper.location(query.path, query.target->start, query.target->length)};
     }
     const bool any = std::any_of(hits.begin(), hits.end(), wanted);
     auto selected = [&](const SymbolHit& hit) { return !any || wanted(hit); };

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <functional>
 #include <thread>
 
 using namespace symdex;
@@ -26,7 +28,10 @@ struct MemoryServer {
     std::unique_ptr<IndexService> indexer;
     std::unique_ptr<ServerContext> server;
 
-    MemoryServer() {
+    /// `prepare` edits the tree before it is indexed.
+    explicit MemoryServer(const std::function<void(FixtureTree&)>& prepare = {}) {
+        if (prepare)
+            prepare(tree);
         IndexServiceOptions options;
         options.database = tree.root.string();
         options.threads = 2;
@@ -68,6 +73,29 @@ QJsonObject withDeclaration(QJsonObject params, bool include) {
 }
 
 } // namespace
+
+TEST_CASE("handlers: definition on a definition's name ignores declarations other TUs cannot see",
+          "[handlers]") {
+    // LevelDB's db/filename.cc declares WriteStringToFileSync, which util/env.cc defines: on the
+    // definition, clangd (which sees env.cc's TU alone) answers the definition itself.
+    MemoryServer s([](FixtureTree& tree) {
+        std::ofstream(tree.path("src/util.cpp"), std::ios::app) << "int onlyHere() { return 1; }\n";
+        std::ofstream(tree.path("src/fwd.cpp")) << "int onlyHere();\n"
+                                                   "int useIt() { return onlyHere(); }\n";
+        tree.sources.push_back("src/fwd.cpp");
+        tree.writeDatabase();
+    });
+    using namespace symdex::test;
+    const std::string util = s.tree.uri("src/util.cpp");
+    const std::string fwd = s.tree.uri("src/fwd.cpp");
+    CHECK(locations(s.call("textDocument/definition", positionParams(util, 9, 5)), s.tree) ==
+          Strings{"src/util.cpp:9:4-9:12"});
+    CHECK(locations(s.call("textDocument/definition", positionParams(fwd, 1, 22)), s.tree) ==
+          Strings{"src/util.cpp:9:4-9:12"});
+    // On the declaration, the definition.
+    CHECK(locations(s.call("textDocument/definition", positionParams(fwd, 0, 5)), s.tree) ==
+          Strings{"src/util.cpp:9:4-9:12"});
+}
 
 TEST_CASE("handlers: LSP answers on the in-memory store land on exact locations",
           "[daemon][handlers]") {
