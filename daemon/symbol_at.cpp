@@ -21,6 +21,7 @@ struct Candidate {
     bool strict = false;     ///< the cursor is inside the name, not just past it
     bool destructor = false; ///< the name is "~Class"
     bool named = true;       ///< the store knows the symbol's name (it declares it)
+    bool call = false;       ///< a reference that calls (kRoleCall)
 };
 
 /// Whether `c`, a destructor's name, holds `other`, its class's name after the '~'.
@@ -45,7 +46,10 @@ bool better(const Candidate& a, const Candidate& b) {
     // expansion also uses what the store has no declaration of, at the macro's name).
     if (a.named != b.named)
         return a.named;
-    return a.target.isDeclaration && !b.target.isDeclaration;
+    if (a.target.isDeclaration != b.target.isDeclaration)
+        return a.target.isDeclaration;
+    // `Slice(p, n)`: the class the source names, not the constructor it calls, as clangd.
+    return !a.call && b.call;
 }
 
 } // namespace
@@ -64,14 +68,15 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
                                      const NameLookup& nameOf, std::string_view lineText) {
     std::optional<Candidate> best;
     auto consider = [&](uint64_t usrHash, Position start, uint32_t length, bool isDeclaration,
-                        bool destructor, bool named = true) {
+                        bool destructor, bool named = true, bool call = false) {
         if (start.line != cursor.line || length == 0 || cursor.column < start.column ||
             cursor.column > start.column + length)
             return;
         Candidate c{{usrHash, start, length, isDeclaration},
                     cursor.column < start.column + length,
                     destructor,
-                    named};
+                    named,
+                    call};
         if (!best || better(c, *best))
             best = c;
     };
@@ -117,7 +122,7 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
                 continue;
         }
         consider(r.usrHash, r.location, length, false, name && name->starts_with('~'),
-                 name && !name->empty());
+                 name && !name->empty(), (r.roles & kRoleCall) != 0);
     }
     // Right after a call's `(`, on no name (a literal argument, `&x`, `*p`): the call, as clangd
     // takes the `(` there, so its callee (the name just before the parenthesis).

@@ -468,6 +468,19 @@ TEST_CASE("symbolAt: the name under the cursor, from declarations and references
     auto onMacroDecl = symbolAt({gtestAr}, expansion, {22, 9}, gtestNames, expect);
     REQUIRE(onMacroDecl);
     CHECK(onMacroDecl->usrHash == macro);
+    // "    return Slice(data, n);": the class and its constructor's call start at the same name;
+    // the class is what the cursor is on (clangd's answer; found on LevelDB by lsp_agreement).
+    const uint64_t sliceClass = hash64("c:@N@leveldb@S@Slice");
+    const uint64_t sliceCtor = hash64("c:@N@leveldb@S@Slice@F@Slice#*1C#l#");
+    const NameLookup sliceNames = [&](uint64_t) -> std::optional<std::string> { return "Slice"; };
+    for (const auto& order : {std::vector<Reference>{{sliceCtor, {3, 12}, kRoleCall},
+                                                     {sliceClass, {3, 12}, kRoleReference}},
+                              std::vector<Reference>{{sliceClass, {3, 12}, kRoleReference},
+                                                     {sliceCtor, {3, 12}, kRoleCall}}}) {
+        auto onTemporary = symbolAt({}, order, {3, 14}, sliceNames, "    return Slice(data, n);");
+        REQUIRE(onTemporary);
+        CHECK(onTemporary->usrHash == sliceClass);
+    }
     // A specialization is spelled without its arguments; a destructor with its '~'.
     Symbol box;
     box.usr = "c:@N@geo@S@Box>#I";
