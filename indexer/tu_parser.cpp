@@ -937,15 +937,14 @@ private:
     std::unordered_map<CXFileUniqueID, FileState*, FileIdHash, FileIdEqual> byId_;
     std::unordered_map<std::string, FileState*> seenPaths_;
     std::vector<std::string> includedFiles_;
-    const void* lastContainer_ = nullptr; ///< containerOf(): the last function container
-    uint64_t lastContainerHash_ = 0;      ///< and its USR's hash
-    std::unordered_set<uint64_t> namespacesSeen_;
+    const void* lastContainer_ = nullptr;         ///< containerOf(): the last function container
+    uint64_t lastContainerHash_ = 0;              ///< and its USR's hash
+    std::unordered_set<uint64_t> namespacesSeen_; ///< TuRecord::namespaceStarts so far
+    /// Each TuRecord::namespaceStarts entry's file and namespace name (respellNamespaceStarts()).
+    std::vector<std::pair<CXFile, std::string>> namespaceStartFiles_;
     /// Each macro name's latest definition, in the preprocessing record's order (valid while
     /// the translation unit lives: macros() runs before it is disposed).
     std::unordered_map<std::string, CXCursor> macroDefinitions_;
-    /// Each TuRecord::namespaceStarts entry's file and namespace name (respellNamespaceStarts()).
-    std::vector<std::pair<CXFile, std::string>>
-        namespaceStartFiles_;                              ///< TuRecord::namespaceStarts so far
     std::unordered_map<std::string, uint64_t> seenHashes_; ///< path -> hash of the parsed buffer
     std::vector<std::pair<std::string, std::string>> aliases_; ///< see IndexedTu::aliases
     struct Diagnostics {
