@@ -22,8 +22,8 @@
 //   implementation  the set of locations
 // Call and type hierarchies are compared where both servers prepare an item; the positions where
 // one alone does are counted apart. Each share is printed twice: over all answers, and over their
-// locations in the tree (under
-// --root), as libclang's indexing API reports declarations but no references in system headers.
+// locations in the tree (under --root), as libclang's indexing API reports declarations but no
+// references in system headers.
 // And the latency of definition, hover, incomingCalls and subtypes for each server (p50, p99),
 // each request alone on an idle server.
 #include "bench/child_process.h"

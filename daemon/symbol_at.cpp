@@ -54,6 +54,12 @@ bool better(const Candidate& a, const Candidate& b) {
 
 } // namespace
 
+std::optional<Position> onParenthesisBefore(std::string_view line, Position cursor) {
+    if (cursor.column < 2 || cursor.column - 2 >= line.size() || line[cursor.column - 2] != '(')
+        return std::nullopt;
+    return Position{cursor.line, cursor.column - 1};
+}
+
 uint32_t identifierLength(std::string_view line, uint32_t offset) {
     size_t i = offset;
     if (i < line.size() && line[i] == '~')
@@ -126,9 +132,10 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
     }
     // Right after a call's `(`, on no name (a literal argument, `&x`, `*p`): the call, as clangd
     // takes the `(` there, so its callee (the name just before the parenthesis).
-    if (!best && cursor.column >= 2 && cursor.column - 1 < lineText.size() &&
-        lineText[cursor.column - 2] == '(' && !isIdentifierChar(lineText[cursor.column - 1]))
-        return symbolAt(symbols, references, {cursor.line, cursor.column - 1}, nameOf, lineText);
+    if (!best && cursor.column - 1 < lineText.size() &&
+        !isIdentifierChar(lineText[cursor.column - 1]))
+        if (std::optional<Position> paren = onParenthesisBefore(lineText, cursor))
+            return symbolAt(symbols, references, *paren, nameOf, lineText);
     if (!best)
         return std::nullopt;
     return best->target;

@@ -36,6 +36,10 @@ std::optional<CursorTarget> symbolAt(const std::vector<Symbol>& symbols,
                                      const std::vector<Reference>& references, Position cursor,
                                      const NameLookup& nameOf, std::string_view lineText);
 
+/// Where the cursor is taken as on a call's `(` when it is right after it: the parenthesis's
+/// position, if the byte before the cursor in `line` is `(`; nullopt otherwise.
+std::optional<Position> onParenthesisBefore(std::string_view line, Position cursor);
+
 /// The length of the identifier (letters, digits, '_', '~' first) starting at byte offset
 /// `offset` of `line`; 0 if none starts there.
 uint32_t identifierLength(std::string_view line, uint32_t offset);

@@ -1041,8 +1041,11 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
     if (rc == CXError_Success && tu) {
         extractor.recordContents(tu);
         if (options.indexMacros) {
-            auto lock = extractor.holdExtractionLock();
-            extractor.macros(tu);
+            {
+                auto lock = extractor.holdExtractionLock();
+                extractor.macros(tu);
+            }
+            // This TU's own record only: no store-wide lock needed.
             extractor.respellNamespaceStarts(tu);
         }
         // Reads this parse's own buffers into its own symbols: no store-wide lock needed.

@@ -110,10 +110,10 @@ CursorQuery cursorQuery(RequestContext& ctx, const QJsonValue& params, PositionM
     Position cursor = mapper.fromLsp(query.path, line, character);
     const std::string_view lineText = mapper.lines().line(query.path, cursor.line);
     if (leftOfParenthesis) {
-        if (cursor.column < 2 || cursor.column - 2 >= lineText.size() ||
-            lineText[cursor.column - 2] != '(')
+        std::optional<Position> paren = onParenthesisBefore(lineText, cursor);
+        if (!paren)
             return query;
-        --cursor.column;
+        cursor = *paren;
     }
     // A name starts on the cursor's line (symbolAt()): only that line's rows are read.
     std::optional<std::vector<Symbol>> symbols =
