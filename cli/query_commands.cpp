@@ -77,7 +77,8 @@ int runFind(const QStringList& args, const OpenBackend& open) {
     addDaemonOption(parser);
     if (!parseCommandLine(
             parser, args,
-            "Find symbols by name: exact matches first, then prefixes, then substrings."))
+            "Find symbols by name: exact matches first, then prefixes, word starts (glps for "
+            "GetLengthPrefixedSlice), then substrings."))
         return kExitOk;
     const QString pattern = positional(parser, "PATTERN");
     bool ok = false;
@@ -87,7 +88,7 @@ int runFind(const QStringList& args, const OpenBackend& open) {
     auto store = open(parser);
     const std::vector<NameMatch> matches = store->findSymbols(pattern.toStdString(), size_t(limit));
     if (parser.isSet("json")) {
-        static const char* ranks[] = {"exact", "prefix", "substring", "subsequence"};
+        static const char* ranks[] = {"exact", "prefix", "word-start", "substring"};
         QJsonArray out;
         for (const NameMatch& m : matches) {
             QJsonObject o = symbolJson(m.best.symbol, m.best.path);

@@ -157,7 +157,7 @@ std::optional<NameMatch> nameMatchFromJson(const QJsonObject& o) {
     auto best = symbolHitFromJson(o.value("best").toObject());
     const int rank = o.value("rank").toInt(-1);
     const qint64 occurrences = o.value("occurrences").toInteger(-1);
-    if (!best || rank < 0 || rank > int(MatchRank::Subsequence) || occurrences < 0)
+    if (!best || rank < 0 || rank > int(MatchRank::Substring) || occurrences < 0)
         return std::nullopt;
     return NameMatch{MatchRank(rank), std::move(*best), uint32_t(occurrences)};
 }

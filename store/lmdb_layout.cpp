@@ -2,6 +2,8 @@
 
 #include "store/encoding.h"
 
+#include <algorithm>
+
 namespace symdex {
 
 std::string fileIdKey(uint32_t fileId) {
@@ -43,6 +45,14 @@ std::string usrValue(uint32_t id, char tag, uint32_t seq) {
     appendBigEndian(v, id, 4);
     v.push_back(tag);
     appendBigEndian(v, seq, 4);
+    return v;
+}
+
+std::string postingValue(size_t nameLength, uint32_t nameId) {
+    std::string v;
+    v.reserve(kPostingBytes);
+    appendBigEndian(v, std::min<size_t>(nameLength, 0xffff), 2);
+    appendBigEndian(v, nameId, 4);
     return v;
 }
 

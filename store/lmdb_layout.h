@@ -12,6 +12,10 @@
 //   names    lower-case name -> {u64 usrHash | u32 fileId | u32 seq}  (DUPSORT|DUPFIXED)
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
 //   absentPaths  path -> u32 id
+//   nameIds   name (case kept) -> {u32 nameId | u32 declarations}   the name index (name_index.h)
+//   nameText  u32 nameId -> name
+//   words     lower-case word -> u32 names holding it
+//   postings  token -> {u16 name length | u32 nameId}   (DUPSORT|DUPFIXED: by length, then id)
 //
 // A file's rows are always replaced whole: re-indexing a file deletes every symbol, reference and
 // index entry it had before writing the new ones, in the same transaction.
@@ -32,6 +36,9 @@ std::string usrKey(uint64_t usrHash);
 std::string nameValue(uint64_t usrHash, uint32_t fileId, uint32_t seq);
 /// A `usrs` value: a row of `symbols` (kDeclTag) or `refs` (kRefTag).
 std::string usrValue(uint32_t fileId, char tag, uint32_t seq);
+/// A `postings` value: the name's length, then its id, so a token's names come shortest first.
+std::string postingValue(size_t nameLength, uint32_t nameId);
+inline constexpr size_t kPostingBytes = 6;
 
 inline constexpr char kDeclTag = 'D';
 inline constexpr char kRefTag = 'R';

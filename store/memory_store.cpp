@@ -1,10 +1,12 @@
 #include "store/memory_store.h"
 
+#include "store/name_index.h"
 #include "store/name_search.h"
 #include "store/snapshot_view.h"
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -221,10 +223,25 @@ public:
             fn(id, path);
     }
 
-    void forEachNameKey(const std::function<void(std::string_view)>& fn) override {
-        for (const auto& [key, rows] : s_->names)
-            fn(key);
+    void forEachNameKey(std::string_view prefix,
+                        const std::function<bool(std::string_view)>& fn) override {
+        for (auto it = s_->names.lower_bound(std::string(prefix));
+             it != s_->names.end() && it->first.starts_with(prefix); ++it)
+            if (!fn(it->first))
+                return;
     }
+
+    // No name index: name search checks every name.
+    bool hasNameIndex() override { return false; }
+    void forEachUnindexedName(const std::function<void(std::string_view)>& fn) override {
+        for (const auto& [key, rows] : s_->names)
+            for (const Row& row : rows)
+                fn(s_->files.at(row.fileId)->symbols[row.seq].name);
+    }
+    void forEachWord(std::string_view,
+                     const std::function<bool(std::string_view, uint32_t)>&) override {}
+    std::unique_ptr<Postings> postings(std::string_view) override { return nullptr; }
+    std::optional<std::string> indexedName(uint32_t) override { return std::nullopt; }
 
     void forEachSymbolNamed(
         std::string_view key,
@@ -293,7 +310,10 @@ public:
             st.symbols += file->symbols.size();
             st.references += file->references.size();
         }
-        st.distinctNames = s_->names.size();
+        std::set<std::string> names;
+        forEachUnindexedName(
+            [&](std::string_view name) { names.insert(symdex::indexedName(name)); });
+        st.distinctNames = names.size();
         for (const auto& [id, record] : s_->tus) {
             st.tusWithErrors += record.status == TuStatus::Errors;
             st.tusFailed += record.status == TuStatus::Failed || record.status == TuStatus::Crashed;

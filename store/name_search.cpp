@@ -2,9 +2,14 @@
 // matching, ranking and choosing each symbol's best occurrence happen here.
 #include "store/name_search.h"
 
+#include "store/name_index.h"
 #include "store/snapshot_view.h"
 
+#include <queue>
+
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -47,15 +52,6 @@ std::string_view lastComponent(std::string_view name) {
     return name;
 }
 
-/// Whether the characters of `needle` appear in `text` in order.
-bool isSubsequence(std::string_view needle, std::string_view text) {
-    size_t i = 0;
-    for (char c : text)
-        if (i < needle.size() && c == needle[i])
-            ++i;
-    return i == needle.size();
-}
-
 /// Whether (symbol, path) shows a symbol better than `best`: a definition before a declaration,
 /// then the first by path and position. Never the order the store keeps rows in, which follows
 /// the order files were first written: a namespace defined in many files would show a different
@@ -67,20 +63,287 @@ bool betterOccurrence(const Symbol& symbol, const std::string& path, const Symbo
 }
 
 /// Within a rank: primary templates and plain symbols before specializations, definitions before
-/// declarations, then shorter qualified names (std::vector before std::pmr::vector).
-void sortMatches(std::vector<NameMatch>& matches) {
-    std::stable_sort(matches.begin(), matches.end(), [](const NameMatch& a, const NameMatch& b) {
-        const Symbol& x = a.best.symbol;
-        const Symbol& y = b.best.symbol;
-        auto key = [](const NameMatch& m, const Symbol& s) {
-            return std::make_tuple(m.rank, bool(s.flags & kSpecialization), !s.isDefinition(),
-                                   s.qualifiedName.size());
-        };
-        if (key(a, x) != key(b, y))
-            return key(a, x) < key(b, y);
-        return x.qualifiedName < y.qualifiedName;
-    });
+/// declarations, then shorter names, then shorter qualified names (std::vector before
+/// std::pmr::vector).
+auto rankKey(const NameMatch& m) {
+    const Symbol& s = m.best.symbol;
+    return std::make_tuple(m.rank, bool(s.flags & kSpecialization), !s.isDefinition(),
+                           s.name.size(), s.qualifiedName.size());
 }
+
+/// A match nothing after it in a tier's length order can outrank.
+bool settled(const NameMatch& m) {
+    return m.best.symbol.isDefinition() && !(m.best.symbol.flags & kSpecialization);
+}
+
+using View = StoreSnapshot::View;
+
+/// The names holding any of several tokens, shortest first, each once: a merge of their
+/// postings.
+class PostingUnion {
+public:
+    void add(View& view, const std::string& token) {
+        if (!tokens_.insert(token).second)
+            return;
+        std::unique_ptr<View::Postings> postings = view.postings(token);
+        Head head{0, 0, lists_.size()};
+        if (postings && postings->next(head.length, head.id)) {
+            lists_.push_back(std::move(postings));
+            heap_.push(head);
+        }
+    }
+    /// The next name (length, id); false at the end.
+    bool next(uint32_t& length, uint32_t& id) {
+        while (!heap_.empty()) {
+            Head head = heap_.top();
+            heap_.pop();
+            Head following = head;
+            if (lists_[head.list]->next(following.length, following.id))
+                heap_.push(following);
+            if (head.id == lastId_ && returned_)
+                continue; // also under another token
+            returned_ = true;
+            lastId_ = head.id;
+            length = head.length;
+            id = head.id;
+            return true;
+        }
+        return false;
+    }
+
+private:
+    struct Head {
+        uint32_t length, id;
+        size_t list;
+        bool operator>(const Head& o) const {
+            return std::tie(length, id) > std::tie(o.length, o.id);
+        }
+    };
+    std::set<std::string> tokens_;
+    std::vector<std::unique_ptr<View::Postings>> lists_;
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heap_;
+    uint32_t lastId_ = 0;
+    bool returned_ = false;
+};
+
+/// One findSymbols() call. Names are taken rank by rank, shortest first within a rank, and
+/// each name key is expanded into its declarations; the search stops once `limit` matches are
+/// settled (nothing later can outrank them) or a rank ends with `limit` matches. The index
+/// only proposes names: matchName() decides, for indexed and unindexed names alike.
+class NameSearch {
+public:
+    NameSearch(View& view, std::string_view pattern, size_t limit) : view_(view), limit_(limit) {
+        while (pattern.starts_with("::"))
+            pattern.remove_prefix(2);
+        const std::string_view last = lastComponent(pattern);
+        qualified_ = last.size() != pattern.size();
+        lowerPattern_ = lowerAscii(pattern);
+        query_ = makeNameQuery(last);
+    }
+
+    std::vector<NameMatch> run() {
+        if (limit_ == 0)
+            return {};
+        if (query_.key.empty()) {
+            if (qualified_)
+                return {};
+            // No query: the first names in key order (an editor's empty symbol search).
+            view_.forEachNameKey("", [&](std::string_view key) {
+                expand(key);
+                return matches_.size() < limit_;
+            });
+            return finish();
+        }
+        std::vector<std::pair<uint32_t, std::string>> unindexed[4];
+        view_.forEachUnindexedName([&](std::string_view name) {
+            if (std::optional<MatchRank> rank = matchName(name, query_))
+                unindexed[int(*rank)].emplace_back(uint32_t(name.size()), nameKey(name));
+        });
+
+        // Exact and prefix matches: a range of the names table (keys are lower case).
+        std::vector<std::pair<uint32_t, std::string>> keys = std::move(unindexed[0]);
+        keys.insert(keys.end(), unindexed[1].begin(), unindexed[1].end());
+        view_.forEachNameKey(query_.key, [&](std::string_view key) {
+            keys.emplace_back(uint32_t(key.size()), std::string(key));
+            return true;
+        });
+        std::sort(keys.begin(), keys.end());
+        if (takeInOrder(keys, nullptr, MatchRank::Prefix) || !view_.hasNameIndex())
+            return finish(unindexed);
+
+        PostingUnion wordStarts;
+        addWordStarts(wordStarts);
+        std::sort(unindexed[2].begin(), unindexed[2].end());
+        if (takeInOrder(unindexed[2], &wordStarts, MatchRank::WordStart))
+            return finish();
+        PostingUnion substrings;
+        addSubstrings(substrings);
+        std::sort(unindexed[3].begin(), unindexed[3].end());
+        takeInOrder(unindexed[3], &substrings, MatchRank::Substring);
+        return finish();
+    }
+
+private:
+    /// Without an index the word-start and substring names are all in `unindexed`.
+    std::vector<NameMatch> finish(std::vector<std::pair<uint32_t, std::string>> (&unindexed)[4]) {
+        for (int rank = 2; rank < 4 && matches_.size() < limit_; ++rank) {
+            std::sort(unindexed[rank].begin(), unindexed[rank].end());
+            if (takeInOrder(unindexed[rank], nullptr, MatchRank(rank)))
+                break;
+        }
+        return finish();
+    }
+
+    std::vector<NameMatch> finish() {
+        std::stable_sort(matches_.begin(), matches_.end(),
+                         [](const NameMatch& a, const NameMatch& b) {
+                             if (rankKey(a) != rankKey(b))
+                                 return rankKey(a) < rankKey(b);
+                             return a.best.symbol.qualifiedName < b.best.symbol.qualifiedName;
+                         });
+        if (matches_.size() > limit_)
+            matches_.resize(limit_);
+        return std::move(matches_);
+    }
+
+    /// Expands the names of one rank shortest first: `listed` (length, key) merged with what
+    /// `postings` proposes and matchName() puts in `rank`. True when the search is done.
+    bool takeInOrder(const std::vector<std::pair<uint32_t, std::string>>& listed,
+                     PostingUnion* postings, MatchRank rank) {
+        size_t next = 0;
+        uint32_t postedLength = 0, postedId = 0;
+        bool posted = postings && postings->next(postedLength, postedId);
+        std::optional<uint32_t> stopAfter; // the length at which `limit` matches settled
+        for (;;) {
+            const bool fromList =
+                next < listed.size() && (!posted || listed[next].first <= postedLength);
+            if (!fromList && !posted)
+                break;
+            const uint32_t length = fromList ? listed[next].first : postedLength;
+            if (stopAfter && length > *stopAfter)
+                return true;
+            if (fromList) {
+                expand(listed[next++].second);
+            } else {
+                if (std::optional<std::string> name = view_.indexedName(postedId))
+                    if (matchName(*name, query_) == rank)
+                        expand(nameKey(*name));
+                posted = postings->next(postedLength, postedId);
+            }
+            if (!stopAfter && settled_ >= limit_)
+                stopAfter = length;
+        }
+        return stopAfter || matches_.size() >= limit_;
+    }
+
+    /// Adds the declarations under a name key that match.
+    void expand(std::string_view key) {
+        if (!expanded_.emplace(key).second)
+            return;
+        view_.forEachSymbolNamed(
+            key, [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
+                std::optional<MatchRank> rank = matchName(symbol.name, query_);
+                if (!rank && !query_.key.empty())
+                    return;
+                if (qualified_ &&
+                    lowerAscii(symbol.qualifiedName).find(lowerPattern_) == std::string::npos)
+                    return;
+                auto [it, inserted] = byUsr_.try_emplace(usrHash, matches_.size());
+                if (inserted) {
+                    matches_.push_back(
+                        {rank.value_or(MatchRank::Prefix), {std::move(symbol), path}, 1});
+                    settled_ += settled(matches_.back());
+                    return;
+                }
+                NameMatch& match = matches_[it->second];
+                ++match.occurrences;
+                if (betterOccurrence(symbol, path, match.best)) {
+                    const bool was = settled(match);
+                    match.best = {std::move(symbol), path};
+                    settled_ += settled(match) && !was;
+                }
+            });
+    }
+
+    /// Whether any word of the index starts with `piece` (cached: cuts ask the same again).
+    bool startsWord(std::string_view piece) {
+        auto [it, inserted] = startsWord_.try_emplace(std::string(piece), false);
+        if (inserted)
+            view_.forEachWord(piece, [&](std::string_view, uint32_t) {
+                it->second = true;
+                return false;
+            });
+        return it->second;
+    }
+
+    /// The names holding a word that starts with `piece`, and how many postings that is.
+    size_t wordsStarting(std::string_view piece, std::vector<std::string>* tokens) {
+        size_t postings = 0;
+        view_.forEachWord(piece, [&](std::string_view word, uint32_t names) {
+            postings += names;
+            if (tokens)
+                tokens->push_back(kWordToken + std::string(word));
+            return true;
+        });
+        return postings;
+    }
+
+    /// Word-start candidates, for each way to cut the query into pieces that start words: one
+    /// piece, the names with a word it starts; two, those of the rarer piece; three or more,
+    /// those whose consecutive words have the first three pieces' initials.
+    void addWordStarts(PostingUnion& out) {
+        constexpr size_t kMaxCuts = 64;
+        for (const std::vector<std::string>& cut : wordStartCuts(
+                 query_.compact, [&](std::string_view p) { return startsWord(p); }, kMaxCuts)) {
+            std::vector<std::string> tokens;
+            if (cut.size() == 1) {
+                wordsStarting(cut[0], &tokens);
+            } else if (cut.size() == 2) {
+                wordsStarting(wordsStarting(cut[0], nullptr) <= wordsStarting(cut[1], nullptr)
+                                  ? cut[0]
+                                  : cut[1],
+                              &tokens);
+            } else {
+                tokens.push_back(std::string{kInitialsToken, cut[0][0], cut[1][0], cut[2][0]});
+            }
+            for (const std::string& token : tokens)
+                out.add(view_, token);
+        }
+    }
+
+    /// Substring candidates: the query starts inside a word (at a word's start it is a word
+    /// start), so the names holding a word whose tail from some letter on starts with the
+    /// query or begins it. The vocabulary is read whole: it grows far slower than the names.
+    void addSubstrings(PostingUnion& out) {
+        const std::string& q = query_.compact;
+        if (q.size() < kMinSubstring)
+            return;
+        std::vector<std::string> tokens;
+        view_.forEachWord("", [&](std::string_view word, uint32_t) {
+            for (size_t o = 1; o < word.size(); ++o) {
+                const std::string_view tail = word.substr(o);
+                if (tail.starts_with(q) || std::string_view(q).starts_with(tail)) {
+                    tokens.push_back(kWordToken + std::string(word));
+                    break;
+                }
+            }
+            return true;
+        });
+        for (const std::string& token : tokens)
+            out.add(view_, token);
+    }
+
+    View& view_;
+    size_t limit_;
+    bool qualified_ = false;
+    std::string lowerPattern_;
+    NameQuery query_;
+    std::vector<NameMatch> matches_;
+    std::unordered_map<uint64_t, size_t> byUsr_;
+    std::set<std::string, std::less<>> expanded_;
+    size_t settled_ = 0;
+    std::unordered_map<std::string, bool> startsWord_;
+};
 
 } // namespace
 
@@ -120,68 +383,8 @@ std::vector<uint64_t> StoreSnapshot::resolveName(std::string_view name) const {
     return exact.empty() ? collect(false) : exact;
 }
 
-std::vector<NameMatch> StoreSnapshot::findSymbols(std::string_view pattern, size_t limit,
-                                                  bool subsequence) const {
-    while (pattern.starts_with("::"))
-        pattern.remove_prefix(2);
-    const std::string_view last = lastComponent(pattern);
-    const bool qualified = last.size() != pattern.size();
-    const std::string needle = nameKey(last);
-    const std::string lowerPattern = lowerAscii(pattern);
-    if (needle.empty())
-        return {};
-
-    // Rank the distinct name keys first (cheap: keys only), then expand them in rank order.
-    constexpr int kRanks = 4;
-    std::vector<std::string> keys[kRanks];
-    view_->forEachNameKey([&](std::string_view k) {
-        if (k == needle)
-            keys[0].emplace_back(k);
-        else if (k.starts_with(needle))
-            keys[1].emplace_back(k);
-        else if (k.find(needle) != std::string_view::npos)
-            keys[2].emplace_back(k);
-        else if (subsequence && isSubsequence(needle, k))
-            keys[3].emplace_back(k);
-    });
-    for (auto& group : keys) {
-        std::sort(group.begin(), group.end(), [](const std::string& a, const std::string& b) {
-            return std::make_pair(a.size(), std::string_view(a)) <
-                   std::make_pair(b.size(), std::string_view(b));
-        });
-        group.erase(std::unique(group.begin(), group.end()), group.end());
-    }
-
-    std::vector<NameMatch> matches;
-    std::unordered_map<uint64_t, size_t> byUsr;
-    for (int rank = 0; rank < kRanks && matches.size() < limit; ++rank) {
-        for (const std::string& key : keys[rank]) {
-            if (matches.size() >= limit)
-                break;
-            // Expand one key completely so a symbol's best occurrence is chosen among all.
-            view_->forEachSymbolNamed(
-                key, [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
-                    if (qualified &&
-                        lowerAscii(symbol.qualifiedName).find(lowerPattern) == std::string::npos)
-                        return;
-                    auto [it, inserted] = byUsr.try_emplace(usrHash, matches.size());
-                    if (inserted) {
-                        if (matches.size() >= limit) {
-                            byUsr.erase(it);
-                            return;
-                        }
-                        matches.push_back({MatchRank(rank), {std::move(symbol), path}, 1});
-                        return;
-                    }
-                    NameMatch& match = matches[it->second];
-                    ++match.occurrences;
-                    if (betterOccurrence(symbol, path, match.best))
-                        match.best = {std::move(symbol), path};
-                });
-        }
-    }
-    sortMatches(matches);
-    return matches;
+std::vector<NameMatch> StoreSnapshot::findSymbols(std::string_view pattern, size_t limit) const {
+    return NameSearch(*view_, pattern, limit).run();
 }
 
 } // namespace symdex

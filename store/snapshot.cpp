@@ -102,9 +102,8 @@ void Store::forEachAbsentPath(const std::function<void(uint32_t, const std::stri
     snapshot().forEachAbsentPath(fn);
 }
 
-std::vector<NameMatch> Store::findSymbols(std::string_view pattern, size_t limit,
-                                          bool subsequence) const {
-    return snapshot().findSymbols(pattern, limit, subsequence);
+std::vector<NameMatch> Store::findSymbols(std::string_view pattern, size_t limit) const {
+    return snapshot().findSymbols(pattern, limit);
 }
 
 std::vector<uint64_t> Store::resolveName(std::string_view name) const {

@@ -17,9 +17,33 @@ public:
     virtual void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) = 0;
     virtual void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) = 0;
 
-    /// Every name key (nameKey(), store/name_search.h) of a declaration, in any order; a key may
-    /// come more than once.
-    virtual void forEachNameKey(const std::function<void(std::string_view)>& fn) = 0;
+    /// Every name key (nameKey(), store/name_search.h) of a declaration that starts with
+    /// `prefix`, in any order (a key may come more than once), until fn returns false.
+    virtual void forEachNameKey(std::string_view prefix,
+                                const std::function<bool(std::string_view)>& fn) = 0;
+
+    // The name index (store/name_index.h). A store without one (hasNameIndex() false) gives
+    // every name through forEachUnindexedName, and name search checks them all.
+    virtual bool hasNameIndex() = 0;
+    /// The names of declarations the index does not hold (SymbolStore: those of staged files).
+    virtual void forEachUnindexedName(const std::function<void(std::string_view)>& fn) = 0;
+    /// The index's words that start with `prefix`, in order, with the number of names holding
+    /// each, until fn returns false.
+    virtual void forEachWord(std::string_view prefix,
+                             const std::function<bool(std::string_view, uint32_t)>& fn) = 0;
+    /// The names holding an index token, shortest first (then by id).
+    class Postings {
+    public:
+        virtual ~Postings() = default;
+        /// The next (name length, name id); false at the end.
+        virtual bool next(uint32_t& length, uint32_t& id) = 0;
+        /// How many there are in all.
+        virtual size_t size() = 0;
+    };
+    /// nullptr when no name holds `token`.
+    virtual std::unique_ptr<Postings> postings(std::string_view token) = 0;
+    /// The name the index holds under `id`.
+    virtual std::optional<std::string> indexedName(uint32_t id) = 0;
     /// Every declaration whose name key is `key`: fn(usrHash, symbol, path), in any order.
     virtual void
     forEachSymbolNamed(std::string_view key,

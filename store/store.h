@@ -84,7 +84,8 @@ struct ReferenceHit {
     std::string path;
 };
 
-enum class MatchRank : uint8_t { Exact = 0, Prefix = 1, Substring = 2, Subsequence = 3 };
+/// How a name matches a query (matchName(), store/name_index.h), best first.
+enum class MatchRank : uint8_t { Exact = 0, Prefix = 1, WordStart = 2, Substring = 3 };
 
 /// One symbol matched by name: its best occurrence (a definition if there is one; among equals,
 /// the first by path and position).
@@ -127,9 +128,9 @@ struct StoreStats {
     size_t tusFailed = 0;
     size_t symbols = 0;
     size_t references = 0;
-    size_t distinctNames = 0;
-    size_t mapSize = 0;   ///< current LMDB map size in bytes
-    size_t diskBytes = 0; ///< size of data.mdb
+    size_t distinctNames = 0; ///< distinct names of declarations, as spelled (locals aside)
+    size_t mapSize = 0;       ///< current LMDB map size in bytes
+    size_t diskBytes = 0;     ///< size of data.mdb
 };
 
 /// Counters of the write path, for reports.
@@ -165,12 +166,13 @@ public:
     /// Calls `fn` for every entry of the table of absent paths (TuRecord::absentIds).
     void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
 
-    /// Symbols whose name matches `pattern` case-insensitively: exact matches first, then
-    /// prefixes, then substrings; at most `limit` symbols (distinct USRs). A pattern containing
-    /// "::" is matched against the qualified name's tail. With `subsequence`, names holding the
-    /// pattern's characters in order ("dbimpl" in "DBImplTest") come last (fuzzy search).
-    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
-                                       bool subsequence = false) const;
+    /// Symbols whose name matches `pattern` (matchName(), store/name_index.h): exact matches
+    /// first, then prefixes, word starts ("glps" for GetLengthPrefixedSlice) and substrings;
+    /// within each, definitions before declarations, then shorter names first. At most `limit`
+    /// symbols (distinct USRs). A pattern with "::" matches the last component so, in symbols
+    /// whose qualified name holds the whole pattern ("leveldb::Op"). An empty pattern gives the
+    /// first `limit` names in the index's order.
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) const;
     /// USR hashes of the symbols named exactly `name` ("Open", "DB::Open", "leveldb::DB::Open");
     /// case-sensitive, falling back to case-insensitive when nothing matches.
     std::vector<uint64_t> resolveName(std::string_view name) const;
@@ -239,8 +241,7 @@ public:
     std::optional<TuRecord> tu(const std::string& mainFile) const;
     void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
     void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
-    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
-                                       bool subsequence = false) const;
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) const;
     std::vector<uint64_t> resolveName(std::string_view name) const;
     std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
     std::vector<ReferenceHit> references(uint64_t usrHash) const;

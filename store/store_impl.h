@@ -23,7 +23,8 @@ namespace symdex {
 /// One symbol's row, encoded by the publishing thread so the writer only copies bytes.
 struct EncodedSymbol {
     std::string value;
-    std::string nameKey; ///< lower-cased (and length-capped) name
+    std::string nameKey; ///< lower-cased (and length-capped) name; empty for a local
+    std::string name;    ///< indexedName(): the name index's entry; empty for a local
     uint64_t usrHash;
 };
 
@@ -76,7 +77,8 @@ public:
     lmdb::Env env;
     MDB_dbi meta = 0, files = 0, paths = 0, tus = 0, symbols = 0, refs = 0, usrs = 0, names = 0;
     MDB_dbi absent = 0, absentPaths = 0; ///< TuRecord::absentIds: id -> path, path -> id
-    int writerLockFd = -1;               ///< flock()ed file that keeps a second writer process out
+    MDB_dbi nameIds = 0, nameText = 0, words = 0, postings = 0; ///< the name index
+    int writerLockFd = -1; ///< flock()ed file that keeps a second writer process out
 
     /// Held shared by every read transaction and exclusively while the map is resized:
     /// mdb_env_set_mapsize requires that no transaction of this process is active.

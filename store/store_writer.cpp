@@ -2,12 +2,15 @@
 // one `store-writer` thread drains the queue in batches, one LMDB write transaction per batch.
 // Nothing but the queue hand-off is done under queueMu.
 #include "store/encoding.h"
+#include "store/name_index.h"
+#include "store/name_search.h"
 #include "store/store_impl.h"
 
 #include <algorithm>
 #include <chrono>
 #include <pthread.h>
 #include <tuple>
+#include <unordered_set>
 
 namespace symdex {
 
@@ -46,9 +49,9 @@ std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::stri
         const Symbol& symbol = file.symbols[seq];
         const uint64_t usrHash = symbol.usrHash();
         // A local has no name key: name search never finds it.
-        encoded->symbols.push_back({encodeSymbol(symbol),
-                                    symbol.isLocal() ? std::string() : nameKey(symbol.name),
-                                    usrHash});
+        encoded->symbols.push_back(
+            {encodeSymbol(symbol), symbol.isLocal() ? std::string() : nameKey(symbol.name),
+             symbol.isLocal() ? std::string() : indexedName(symbol.name), usrHash});
         encoded->symbolsByUsr.emplace_back(usrHash, seq);
         if (!symbol.isLocal())
             encoded->symbolsByName.push_back(seq);
@@ -105,6 +108,29 @@ public:
         nextFileId_ = cursor.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
         lmdb::Cursor absent(txn_, s_.absent);
         nextAbsentId_ = absent.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
+        lmdb::Cursor names(txn_, s_.nameText);
+        nextNameId_ = names.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
+    }
+
+    /// Drops from the name index the names no declaration has any more. Called once before the
+    /// commit, so that a file written again in the same transaction (every re-index) keeps its
+    /// names' entries rather than deleting and adding them back.
+    void finish() {
+        for (const std::string& name : unnamed_) {
+            auto found = txn_.get(s_.nameIds, name);
+            if (!found || readBigEndian(found->substr(4), 4) != 0)
+                continue;
+            const uint32_t id = uint32_t(readBigEndian(*found, 4));
+            const std::string posting = postingValue(name.size(), id);
+            for (const std::string& token : nameTokens(nameWords(name))) {
+                txn_.del(s_.postings, token, posting);
+                if (token[0] == kWordToken)
+                    countWord(token.substr(1), -1);
+            }
+            txn_.del(s_.nameText, fileIdKey(id));
+            txn_.del(s_.nameIds, name);
+        }
+        unnamed_.clear();
     }
 
     void writeTu(const PendingTu& tu) {
@@ -233,8 +259,10 @@ private:
         for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
             const EncodedSymbol& symbol = file.symbols[seq];
             txn_.put(s_.symbols, rowKey(id, seq), symbol.value);
-            if (!symbol.nameKey.empty()) // a local (kLocal) has none
+            if (!symbol.nameKey.empty()) { // a local (kLocal) has none
                 txn_.put(s_.names, symbol.nameKey, nameValue(symbol.usrHash, id, seq));
+                countName(symbol.name, +1);
+            }
             txn_.put(s_.usrs, usrKey(symbol.usrHash), usrValue(id, kDeclTag, seq));
         }
         for (uint32_t seq = 0; seq < file.references.size(); ++seq) {
@@ -262,8 +290,10 @@ private:
                                        "corrupt symbol record in file " + std::to_string(id));
                 uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
                 uint64_t usrHash = symbol->usrHash();
-                if (!symbol->isLocal())
+                if (!symbol->isLocal()) {
                     txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
+                    countName(indexedName(symbol->name), -1);
+                }
                 txn_.del(s_.usrs, usrKey(usrHash), usrValue(id, kDeclTag, seq));
                 cursor.del();
             }
@@ -283,10 +313,59 @@ private:
         }
     }
 
+    /// Counts a declaration of `name` (indexedName()) in or out of the name index: a name's first
+    /// declaration adds its id, text and postings; the last one leaving puts it in unnamed_ for
+    /// finish().
+    void countName(const std::string& name, int delta) {
+        if (auto found = txn_.get(s_.nameIds, name)) {
+            const uint32_t id = uint32_t(readBigEndian(*found, 4));
+            const int64_t count = int64_t(readBigEndian(found->substr(4), 4)) + delta;
+            if (count < 0)
+                throw damagedStore(s_.options.directory, "name index count below zero: " + name);
+            std::string value;
+            appendBigEndian(value, id, 4);
+            appendBigEndian(value, uint64_t(count), 4);
+            txn_.put(s_.nameIds, name, value);
+            if (count == 0)
+                unnamed_.insert(name);
+            return;
+        }
+        if (delta < 0)
+            throw damagedStore(s_.options.directory, "name missing from the name index: " + name);
+        const uint32_t id = nextNameId_++;
+        std::string value;
+        appendBigEndian(value, id, 4);
+        appendBigEndian(value, 1, 4);
+        txn_.put(s_.nameIds, name, value);
+        txn_.put(s_.nameText, fileIdKey(id), name);
+        const std::string posting = postingValue(name.size(), id);
+        for (const std::string& token : nameTokens(nameWords(name))) {
+            txn_.put(s_.postings, token, posting);
+            if (token[0] == kWordToken)
+                countWord(token.substr(1), +1);
+        }
+    }
+
+    /// The number of names holding `word`, in the vocabulary name search cuts queries with.
+    void countWord(std::string_view word, int delta) {
+        uint64_t count = 0;
+        if (auto found = txn_.get(s_.words, word))
+            count = readBigEndian(*found, 4);
+        if (delta < 0 && count <= 1) {
+            txn_.del(s_.words, word);
+            return;
+        }
+        std::string value;
+        appendBigEndian(value, count + delta, 4);
+        txn_.put(s_.words, word, value);
+    }
+
     lmdb::Txn& txn_;
     SymbolStore::Impl& s_;
     uint32_t nextFileId_ = 1;
     uint32_t nextAbsentId_ = 1;
+    uint32_t nextNameId_ = 1;
+    std::unordered_set<std::string> unnamed_; ///< names whose count reached 0 (finish())
     std::vector<std::pair<std::string, uint64_t>> committed_;
     std::unordered_map<std::string, uint64_t> written_; ///< path -> staged version written
 };
@@ -419,6 +498,7 @@ SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
                 else
                     context.apply(std::get<StoreEdit>(op));
             }
+            context.finish();
             txn.commit();
             return std::move(context.committed());
         } catch (const StoreError& e) {

@@ -19,7 +19,12 @@ namespace symdex {
 
 namespace {
 
-constexpr unsigned kMaxDbs = 10;
+/// Positions `cursor` at the first key not below `key` (LMDB refuses an empty key to seek).
+bool seekAtLeast(lmdb::Cursor& cursor, std::string_view& key, std::string_view& value) {
+    return key.empty() ? cursor.get(MDB_FIRST, key, value) : cursor.seek(MDB_SET_RANGE, key, value);
+}
+
+constexpr unsigned kMaxDbs = 14;
 constexpr unsigned kMaxReaders = 512;
 
 int acquireWriterLock(const std::filesystem::path& dir) {
@@ -374,6 +379,10 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
         impl->names = txn.openDb("names", create | MDB_DUPSORT | MDB_DUPFIXED);
         impl->absent = txn.openDb("absent", create);
         impl->absentPaths = txn.openDb("absentPaths", create);
+        impl->nameIds = txn.openDb("nameIds", create);
+        impl->nameText = txn.openDb("nameText", create);
+        impl->words = txn.openDb("words", create);
+        impl->postings = txn.openDb("postings", create | MDB_DUPSORT | MDB_DUPFIXED);
     } catch (const StoreError& e) {
         throw StoreError("'" + dir.string() + "' is not a symdex store (" + e.what() +
                              "); rebuild it with: " + rebuildCommand(dir),
@@ -529,20 +538,83 @@ public:
             fn(uint32_t(readBigEndian(k, 4)), std::string(v));
     }
 
-    void forEachNameKey(const std::function<void(std::string_view)>& fn) override {
+    void forEachNameKey(std::string_view prefix,
+                        const std::function<bool(std::string_view)>& fn) override {
         {
             lmdb::Cursor cursor(txn(), s_.names);
-            std::string_view k, v;
-            for (bool more = cursor.get(MDB_FIRST, k, v); more;
+            std::string_view k = prefix, v;
+            for (bool more = seekAtLeast(cursor, k, v); more && k.starts_with(prefix);
                  more = cursor.get(MDB_NEXT_NODUP, k, v))
-                fn(k);
+                if (!fn(k))
+                    return;
         }
         for (const auto& file : staged_)
-            for (size_t i = 0; i < file->symbolsByName.size(); ++i) {
-                std::string_view k = file->symbols[file->symbolsByName[i]].nameKey;
-                if (i == 0 || k != file->symbols[file->symbolsByName[i - 1]].nameKey)
-                    fn(k);
+            for (uint32_t seq : file->symbolsByName) {
+                std::string_view k = file->symbols[seq].nameKey;
+                if (k.starts_with(prefix) && !fn(k))
+                    return;
             }
+    }
+
+    bool hasNameIndex() override { return true; }
+
+    void forEachUnindexedName(const std::function<void(std::string_view)>& fn) override {
+        for (const auto& file : staged_)
+            for (uint32_t seq : file->symbolsByName)
+                fn(file->symbols[seq].name);
+    }
+
+    void forEachWord(std::string_view prefix,
+                     const std::function<bool(std::string_view, uint32_t)>& fn) override {
+        lmdb::Cursor cursor(txn(), s_.words);
+        std::string_view k = prefix, v;
+        for (bool more = seekAtLeast(cursor, k, v); more && k.starts_with(prefix);
+             more = cursor.get(MDB_NEXT, k, v))
+            if (!fn(k, uint32_t(readBigEndian(v, 4))))
+                return;
+    }
+
+    /// A token's duplicates, in LMDB's order (memcmp of the big-endian values).
+    class LmdbPostings final : public Postings {
+    public:
+        LmdbPostings(const lmdb::Txn& txn, MDB_dbi dbi) : cursor_(txn, dbi) {}
+        bool find(std::string_view token) {
+            std::string_view k = token;
+            return pending_ = cursor_.seek(MDB_SET_KEY, k, value_);
+        }
+        bool next(uint32_t& length, uint32_t& id) override {
+            if (!pending_) {
+                std::string_view k;
+                if (!cursor_.get(MDB_NEXT_DUP, k, value_))
+                    return false;
+            }
+            pending_ = false;
+            length = uint32_t(readBigEndian(value_, 2));
+            id = uint32_t(readBigEndian(value_.substr(2), 4));
+            return true;
+        }
+        size_t size() override {
+            size_t count = 0;
+            mdb_cursor_count(cursor_.get(), &count);
+            return count;
+        }
+
+    private:
+        lmdb::Cursor cursor_;
+        std::string_view value_;
+        bool pending_ = false; ///< value_ holds the next posting
+    };
+
+    std::unique_ptr<Postings> postings(std::string_view token) override {
+        auto postings = std::make_unique<LmdbPostings>(txn(), s_.postings);
+        if (!postings->find(token))
+            return nullptr;
+        return postings;
+    }
+
+    std::optional<std::string> indexedName(uint32_t id) override {
+        auto found = txn().get(s_.nameText, fileIdKey(id));
+        return found ? std::optional(std::string(*found)) : std::nullopt;
     }
 
     void forEachSymbolNamed(
@@ -647,13 +719,7 @@ public:
         st.tus = txn().entries(s_.tus);
         st.symbols = txn().entries(s_.symbols);
         st.references = txn().entries(s_.refs);
-        {
-            lmdb::Cursor cursor(txn(), s_.names);
-            std::string_view k, v;
-            for (bool more = cursor.get(MDB_FIRST, k, v); more;
-                 more = cursor.get(MDB_NEXT_NODUP, k, v))
-                ++st.distinctNames;
-        }
+        st.distinctNames = txn().entries(s_.nameIds);
         forEachTu([&](const std::string&, const TuRecord& record) {
             st.tusWithErrors += record.status == TuStatus::Errors;
             st.tusFailed += record.status == TuStatus::Failed || record.status == TuStatus::Crashed;

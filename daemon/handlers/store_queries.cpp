@@ -27,9 +27,8 @@ QJsonValue handleFind(RequestContext& ctx, const QJsonValue& params) {
     const QJsonObject p = paramsObject(params);
     const QString pattern = requireString(p, "pattern", "");
     const uint32_t limit = p.contains("limit") ? requireUInt(p, "limit", "", 1000000) : 50;
-    const bool fuzzy = optionalBool(p, "subsequence", "", false);
     QJsonArray out;
-    for (const NameMatch& m : ctx.server.store.findSymbols(pattern.toStdString(), limit, fuzzy))
+    for (const NameMatch& m : ctx.server.store.findSymbols(pattern.toStdString(), limit))
         out.append(protocol::nameMatchToJson(m));
     return out;
 }

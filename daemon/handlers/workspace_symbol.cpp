@@ -1,7 +1,7 @@
-// workspace/symbol: fuzzy, ranked name search. Ranks, case-insensitive: exact name, prefix,
-// substring, then subsequence ("shp" finds Shape); within a rank, definitions and shorter
-// names first (StoreSnapshot::findSymbols). Result: SymbolInformation[], at most `limit` (default
-// 100, a symdex extension).
+// workspace/symbol: ranked name search through the store's name index. Ranks, case-insensitive:
+// exact name, prefix, word starts ("glps" finds GetLengthPrefixedSlice), then substring; within
+// a rank, definitions and shorter names first (StoreSnapshot::findSymbols, docs/names.md). Result:
+// SymbolInformation[], at most `limit` (default 100, a symdex extension).
 #include "daemon/handlers/handler.h"
 #include "daemon/handlers/params.h"
 #include "store/store.h"
@@ -28,8 +28,7 @@ QJsonValue handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params) 
     const uint32_t limit = p.contains("limit") ? requireUInt(p, "limit", "", 10000) : kDefaultLimit;
     PositionMapper mapper(ctx.encoding);
     QJsonArray out;
-    for (const NameMatch& m :
-         ctx.server.store.findSymbols(query.toStdString(), limit, /*subsequence=*/true)) {
+    for (const NameMatch& m : ctx.server.store.findSymbols(query.toStdString(), limit)) {
         const Symbol& s = m.best.symbol;
         QJsonObject info{
             {"name", QString::fromStdString(s.name)},

@@ -529,7 +529,7 @@ TEST_CASE("store records survive JSON unchanged", "[protocol]") {
     CHECK(usrHashToJson(0xfedcba9876543210ull) == "fedcba9876543210");
     CHECK(usrHashFromJson("fedcba9876543210") == std::optional<uint64_t>(0xfedcba9876543210ull));
     CHECK_FALSE(usrHashFromJson("12"));
-    NameMatch m{MatchRank::Subsequence, {s, "/x/shapes.h"}, 3};
+    NameMatch m{MatchRank::Substring, {s, "/x/shapes.h"}, 3};
     auto back = nameMatchFromJson(nameMatchToJson(m));
     REQUIRE(back);
     CHECK(back->rank == m.rank);

@@ -4,6 +4,7 @@
 // into both, then edited and re-indexed, checks them on real parses.
 #include "indexer/indexer.h"
 #include "store/memory_store.h"
+#include "store/name_index.h"
 #include "store/store_dump.h"
 #include "store/symbol_store.h"
 #include "test_util.h"
@@ -40,9 +41,31 @@ std::string answersOf(const Store& store) {
         }
     });
     std::ostringstream out;
+    // Beside each name, queries of every kind built from it: its first two letters, its
+    // initials, a piece starting inside its first word, and its letters run together.
+    std::set<std::string> queries = names;
+    for (const std::string& name : names) {
+        queries.insert(name.substr(0, 2));
+        std::string initials, joined;
+        for (const std::string& word : nameWords(name)) {
+            initials += word[0];
+            joined += word;
+        }
+        queries.insert(initials);
+        queries.insert(joined);
+        if (joined.size() > 5)
+            queries.insert(joined.substr(1, 5));
+    }
+    for (const std::string& query : queries) {
+        out << "find " << query << ":";
+        for (const NameMatch& m : snapshot.findSymbols(query, 20))
+            out << " " << int(m.rank) << "/" << m.best.symbol.qualifiedName << "@"
+                << hit(m.best.path, m.best.symbol.location) << "x" << m.occurrences;
+        out << "\n";
+    }
     for (const std::string& name : names) {
         out << "find " << name << ":";
-        for (const NameMatch& m : snapshot.findSymbols(name, 20, /*subsequence=*/true))
+        for (const NameMatch& m : snapshot.findSymbols(name, 20))
             out << " " << int(m.rank) << "/" << m.best.symbol.qualifiedName << "@"
                 << hit(m.best.path, m.best.symbol.location) << "x" << m.occurrences;
         out << "\nresolve " << name << ":";

@@ -632,7 +632,7 @@ TEST_CASE("a full disk fails the commit with ENOSPC, hides what it did not store
           "commit after space is freed succeeds",
           "[store][diskfull]") {
     TempDir dir;
-    SmallTmpfs disk(dir, "4m");
+    SmallTmpfs disk(dir, "8m");
     if (!disk.mounted()) {
         WARN("skipped: cannot mount a tmpfs here (mount -t tmpfs needs root)");
         return;
