@@ -72,6 +72,8 @@ std::vector<std::string> nameTokens(const std::vector<std::string>& words) {
     std::vector<std::string> tokens;
     for (const std::string& word : words)
         tokens.push_back(kWordToken + word);
+    if (!words.empty())
+        tokens.push_back(kFirstWordToken + words[0]);
     for (size_t j = 0; j + 2 < words.size(); ++j)
         tokens.push_back(
             std::string{kInitialsToken, words[j][0], words[j + 1][0], words[j + 2][0]});

@@ -8,6 +8,7 @@
 #include <queue>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -78,30 +79,47 @@ bool settled(const NameMatch& m) {
 
 using View = StoreSnapshot::View;
 
-/// The names holding any of several tokens, shortest first, each once: a merge of their
-/// postings.
-class PostingUnion {
+/// A prefix range longer than this (plus 4 per answer asked) is read from the postings instead.
+constexpr size_t kLongRange = 2000;
+
+/// Names of the index, shortest first, then by id.
+class Stream {
 public:
-    void add(View& view, const std::string& token) {
-        if (!tokens_.insert(token).second)
-            return;
-        std::unique_ptr<View::Postings> postings = view.postings(token);
-        Head head{0, 0, lists_.size()};
-        if (postings && postings->next(head.length, head.id)) {
-            lists_.push_back(std::move(postings));
+    virtual ~Stream() = default;
+    /// The next name (length, id); false at the end.
+    virtual bool next(uint32_t& length, uint32_t& id) = 0;
+};
+
+/// The names holding one token.
+class TokenStream final : public Stream {
+public:
+    explicit TokenStream(std::unique_ptr<View::Postings> postings)
+        : postings_(std::move(postings)) {}
+    bool next(uint32_t& length, uint32_t& id) override { return postings_->next(length, id); }
+
+private:
+    std::unique_ptr<View::Postings> postings_;
+};
+
+/// The names of any of several streams, each once: a merge.
+class Union final : public Stream {
+public:
+    void add(std::unique_ptr<Stream> stream) {
+        Head head{0, 0, streams_.size()};
+        if (stream && stream->next(head.length, head.id)) {
+            streams_.push_back(std::move(stream));
             heap_.push(head);
         }
     }
-    /// The next name (length, id); false at the end.
-    bool next(uint32_t& length, uint32_t& id) {
+    bool next(uint32_t& length, uint32_t& id) override {
         while (!heap_.empty()) {
             Head head = heap_.top();
             heap_.pop();
             Head following = head;
-            if (lists_[head.list]->next(following.length, following.id))
+            if (streams_[head.list]->next(following.length, following.id))
                 heap_.push(following);
             if (head.id == lastId_ && returned_)
-                continue; // also under another token
+                continue; // from another stream too
             returned_ = true;
             lastId_ = head.id;
             length = head.length;
@@ -119,11 +137,33 @@ private:
             return std::tie(length, id) > std::tie(o.length, o.id);
         }
     };
-    std::set<std::string> tokens_;
-    std::vector<std::unique_ptr<View::Postings>> lists_;
+    std::vector<std::unique_ptr<Stream>> streams_;
     std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heap_;
     uint32_t lastId_ = 0;
     bool returned_ = false;
+};
+
+/// The names of `driver` that `filter` has too; both are read once, in order.
+class Intersection final : public Stream {
+public:
+    Intersection(std::unique_ptr<Stream> driver, std::unique_ptr<Stream> filter)
+        : driver_(std::move(driver)), filter_(std::move(filter)) {
+        more_ = filter_->next(length_, id_);
+    }
+    bool next(uint32_t& length, uint32_t& id) override {
+        while (more_ && driver_->next(length, id)) {
+            while (more_ && std::tie(length_, id_) < std::tie(length, id))
+                more_ = filter_->next(length_, id_);
+            if (more_ && length_ == length && id_ == id)
+                return true;
+        }
+        return false;
+    }
+
+private:
+    std::unique_ptr<Stream> driver_, filter_;
+    uint32_t length_ = 0, id_ = 0; ///< the filter's current name
+    bool more_ = false;
 };
 
 /// One findSymbols() call. Names are taken rank by rank, shortest first within a rank, and
@@ -160,23 +200,35 @@ public:
                 unindexed[int(*rank)].emplace_back(uint32_t(name.size()), nameKey(name));
         });
 
-        // Exact and prefix matches: a range of the names table (keys are lower case).
+        // Exact and prefix matches: a range of the names table (keys are lower case), read
+        // whole to order it by length while it is short; a longer one (a query of a letter or
+        // two) is read shortest first from the postings of the names' first words instead.
         std::vector<std::pair<uint32_t, std::string>> keys = std::move(unindexed[0]);
         keys.insert(keys.end(), unindexed[1].begin(), unindexed[1].end());
+        const size_t rangeCap = view_.hasNameIndex() && !query_.compact.empty()
+                                    ? kLongRange + 4 * limit_
+                                    : std::numeric_limits<size_t>::max();
+        size_t inRange = 0;
+        bool longRange = false;
         view_.forEachNameKey(query_.key, [&](std::string_view key) {
             keys.emplace_back(uint32_t(key.size()), std::string(key));
-            return true;
+            return !(longRange = ++inRange > rangeCap);
         });
+        std::unique_ptr<Stream> firstWords;
+        if (longRange) {
+            keys.resize(keys.size() - inRange);
+            firstWords = streamOf(continuing(query_.compact, kFirstWordToken));
+        }
         std::sort(keys.begin(), keys.end());
-        if (takeInOrder(keys, nullptr, MatchRank::Prefix) || !view_.hasNameIndex())
+        if (takeInOrder(keys, firstWords.get(), MatchRank::Prefix) || !view_.hasNameIndex())
             return finish(unindexed);
 
-        PostingUnion wordStarts;
+        Union wordStarts;
         addWordStarts(wordStarts);
         std::sort(unindexed[2].begin(), unindexed[2].end());
         if (takeInOrder(unindexed[2], &wordStarts, MatchRank::WordStart))
             return finish();
-        PostingUnion substrings;
+        Union substrings;
         addSubstrings(substrings);
         std::sort(unindexed[3].begin(), unindexed[3].end());
         takeInOrder(unindexed[3], &substrings, MatchRank::Substring);
@@ -208,8 +260,8 @@ private:
 
     /// Expands the names of one rank shortest first: `listed` (length, key) merged with what
     /// `postings` proposes and matchName() puts in `rank`. True when the search is done.
-    bool takeInOrder(const std::vector<std::pair<uint32_t, std::string>>& listed,
-                     PostingUnion* postings, MatchRank rank) {
+    bool takeInOrder(const std::vector<std::pair<uint32_t, std::string>>& listed, Stream* postings,
+                     MatchRank rank) {
         size_t next = 0;
         uint32_t postedLength = 0, postedId = 0;
         bool posted = postings && postings->next(postedLength, postedId);
@@ -226,8 +278,9 @@ private:
                 expand(listed[next++].second);
             } else {
                 if (std::optional<std::string> name = view_.indexedName(postedId))
-                    if (matchName(*name, query_) == rank)
-                        expand(nameKey(*name));
+                    if (std::optional<MatchRank> found = matchName(*name, query_);
+                        found && *found <= rank)
+                        expand(nameKey(*name)); // a better rank's was expanded already
                 posted = postings->next(postedLength, postedId);
             }
             if (!stopAfter && settled_ >= limit_)
@@ -276,61 +329,107 @@ private:
         return it->second;
     }
 
-    /// The names holding a word that starts with `piece`, and how many postings that is.
-    size_t wordsStarting(std::string_view piece, std::vector<std::string>* tokens) {
+    /// Index tokens whose postings together hold every candidate of some constraint, and how
+    /// many postings that is.
+    struct Source {
+        std::vector<std::string> tokens;
         size_t postings = 0;
+        void add(std::string token, size_t count) {
+            tokens.push_back(std::move(token));
+            postings += count;
+        }
+    };
+
+    /// The names holding a word that starts with `piece` (with kFirstWordToken: as their first
+    /// word; the count is then only an upper bound).
+    Source startingWith(std::string_view piece, char kind = kWordToken) {
+        Source source;
         view_.forEachWord(piece, [&](std::string_view word, uint32_t names) {
-            postings += names;
-            if (tokens)
-                tokens->push_back(kWordToken + std::string(word));
+            source.add(kind + std::string(word), names);
             return true;
         });
-        return postings;
+        return source;
     }
 
-    /// Word-start candidates, for each way to cut the query into pieces that start words: one
-    /// piece, the names with a word it starts; two, those of the rarer piece; three or more,
-    /// those whose consecutive words have the first three pieces' initials.
-    void addWordStarts(PostingUnion& out) {
+    /// The names with words that `rest` starts the way a word start does: a word starting with
+    /// all of it, or a whole word that begins it (its first piece).
+    Source continuing(std::string_view rest, char kind = kWordToken) {
+        Source source = startingWith(rest, kind);
+        for (size_t k = 1; k < rest.size(); ++k)
+            view_.forEachWord(rest.substr(0, k), [&](std::string_view word, uint32_t names) {
+                if (word.size() == k)
+                    source.add(kind + std::string(word), names);
+                return false;
+            });
+        return source;
+    }
+
+    std::unique_ptr<Stream> streamOf(const Source& source) {
+        auto out = std::make_unique<Union>();
+        for (const std::string& token : source.tokens)
+            if (std::unique_ptr<View::Postings> postings = view_.postings(token))
+                out->add(std::make_unique<TokenStream>(std::move(postings)));
+        return out;
+    }
+
+    /// The names every source has: the rarest read, and the next rarest as a filter when
+    /// reading it costs little more (a name is checked with matchName() anyway, so the other
+    /// sources are not read).
+    std::unique_ptr<Stream> allOf(std::vector<Source> sources) {
+        std::sort(sources.begin(), sources.end(),
+                  [](const Source& a, const Source& b) { return a.postings < b.postings; });
+        constexpr size_t kFilterRatio = 32, kSmall = 256;
+        std::unique_ptr<Stream> driver = streamOf(sources[0]);
+        if (sources.size() < 2 || sources[0].postings <= kSmall ||
+            sources[1].postings > kFilterRatio * sources[0].postings)
+            return driver;
+        return std::make_unique<Intersection>(std::move(driver), streamOf(sources[1]));
+    }
+
+    /// Word-start candidates: for each way to cut the query into pieces that start words, the
+    /// names with a word each piece starts and, for three pieces or more, the first three
+    /// pieces' initials on consecutive words (allOf() says what is read).
+    void addWordStarts(Union& out) {
         constexpr size_t kMaxCuts = 64;
         for (const std::vector<std::string>& cut : wordStartCuts(
                  query_.compact, [&](std::string_view p) { return startsWord(p); }, kMaxCuts)) {
-            std::vector<std::string> tokens;
-            if (cut.size() == 1) {
-                wordsStarting(cut[0], &tokens);
-            } else if (cut.size() == 2) {
-                wordsStarting(wordsStarting(cut[0], nullptr) <= wordsStarting(cut[1], nullptr)
-                                  ? cut[0]
-                                  : cut[1],
-                              &tokens);
-            } else {
-                tokens.push_back(std::string{kInitialsToken, cut[0][0], cut[1][0], cut[2][0]});
+            std::vector<Source> sources;
+            for (const std::string& piece : cut)
+                sources.push_back(startingWith(piece));
+            if (cut.size() >= 3) {
+                std::string token{kInitialsToken, cut[0][0], cut[1][0], cut[2][0]};
+                std::unique_ptr<View::Postings> postings = view_.postings(token);
+                sources.emplace_back();
+                sources.back().add(token, postings ? postings->size() : 0);
             }
-            for (const std::string& token : tokens)
-                out.add(view_, token);
+            out.add(allOf(std::move(sources)));
         }
     }
 
-    /// Substring candidates: the query starts inside a word (at a word's start it is a word
-    /// start), so the names holding a word whose tail from some letter on starts with the
-    /// query or begins it. The vocabulary is read whole: it grows far slower than the names.
-    void addSubstrings(PostingUnion& out) {
-        const std::string& q = query_.compact;
+    /// Substring candidates. At a word's start a substring is a word start, so it begins inside
+    /// a word w, at some letter after the first: either w holds it all (the names holding w),
+    /// or w ends with its first L letters and the rest starts the next words (the names holding
+    /// such a w and words the rest starts, as continuing() says).
+    /// The vocabulary is read whole: it grows far slower than the names.
+    void addSubstrings(Union& out) {
+        const std::string_view q = query_.compact;
         if (q.size() < kMinSubstring)
             return;
-        std::vector<std::string> tokens;
-        view_.forEachWord("", [&](std::string_view word, uint32_t) {
-            for (size_t o = 1; o < word.size(); ++o) {
-                const std::string_view tail = word.substr(o);
-                if (tail.starts_with(q) || std::string_view(q).starts_with(tail)) {
-                    tokens.push_back(kWordToken + std::string(word));
-                    break;
-                }
-            }
+        Source inside;
+        std::vector<Source> endingWith(q.size()); // [L]: the words whose tail is q's first L
+        view_.forEachWord("", [&](std::string_view word, uint32_t names) {
+            const std::string token = kWordToken + std::string(word);
+            if (word.substr(1).find(q) != std::string_view::npos)
+                inside.add(token, names);
+            for (size_t L = 1; L < q.size() && L < word.size(); ++L)
+                if (word.ends_with(q.substr(0, L)))
+                    endingWith[L].add(token, names);
             return true;
         });
-        for (const std::string& token : tokens)
-            out.add(view_, token);
+        out.add(streamOf(inside));
+        for (size_t L = 1; L < q.size(); ++L)
+            if (!endingWith[L].tokens.empty())
+                out.add(allOf({endingWith[L], continuing(q.substr(L))}));
     }
 
     View& view_;
