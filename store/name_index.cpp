@@ -22,28 +22,29 @@ bool isWordChar(char c) {
     return isLower(c) || isUpper(c) || isDigit(c);
 }
 
-/// Whether the pieces of `compact` from `pos` on are prefixes of words[j], words[j + 1], ...
-bool wordStartsFrom(const std::vector<std::string>& words, size_t j, std::string_view rest) {
-    if (rest.empty())
-        return true;
-    if (j >= words.size())
-        return false;
-    const std::string& word = words[j];
-    for (size_t k = std::min(word.size(), rest.size()); k >= 1; --k)
-        if (word.compare(0, k, rest, 0, k) == 0 && wordStartsFrom(words, j + 1, rest.substr(k)))
-            return true;
-    return false;
-}
+/// A name's words (nameWords()) without a string each: lower case and run together in
+/// `joined`, word i at [starts[i], starts[i + 1]).
+struct Words {
+    std::string joined;
+    uint16_t starts[kMaxWords + 1] = {};
+    size_t count = 0;
+    std::string_view word(size_t i) const {
+        return std::string_view(joined).substr(starts[i], starts[i + 1] - starts[i]);
+    }
+};
 
-} // namespace
-
-std::vector<std::string> nameWords(std::string_view name) {
-    std::vector<std::string> words;
-    std::string word;
+void splitWords(std::string_view name, Words& out) {
+    out.joined.clear();
+    out.count = 0;
+    out.joined.reserve(name.size());
+    size_t begin = 0, length = 0; // the word being read: name[begin, begin + length)
     auto flush = [&] {
-        if (!word.empty() && words.size() < kMaxWords)
-            words.push_back(lowerAscii(std::string_view(word).substr(0, kMaxWordBytes)));
-        word.clear();
+        if (length > 0 && out.count < kMaxWords) {
+            out.starts[out.count++] = uint16_t(out.joined.size());
+            for (char c : name.substr(begin, std::min(length, kMaxWordBytes)))
+                out.joined += isUpper(c) ? char(c - 'A' + 'a') : c;
+        }
+        length = 0;
     };
     for (size_t i = 0; i < name.size(); ++i) {
         const char c = name[i];
@@ -51,17 +52,56 @@ std::vector<std::string> nameWords(std::string_view name) {
             flush();
             continue;
         }
-        if (!word.empty()) {
-            const char prev = word.back();
-            const bool next_lower = i + 1 < name.size() && isLower(name[i + 1]);
+        if (length > 0) {
+            const char prev = name[i - 1];
+            const bool nextLower = i + 1 < name.size() && isLower(name[i + 1]);
             if ((isUpper(c) && (isLower(prev) || isDigit(prev))) ||
-                (isUpper(c) && isUpper(prev) && next_lower) || (isDigit(c) != isDigit(prev)))
+                (isUpper(c) && isUpper(prev) && nextLower) || (isDigit(c) != isDigit(prev)))
                 flush();
         }
-        word += c;
+        if (length == 0)
+            begin = i;
+        ++length;
     }
     flush();
-    return words;
+    out.starts[out.count] = uint16_t(out.joined.size());
+}
+
+/// Whether `rest` is non-empty prefixes of words j, j + 1, ... in turn.
+bool wordStartsFrom(const Words& words, size_t j, std::string_view rest) {
+    if (rest.empty())
+        return true;
+    if (j >= words.count)
+        return false;
+    const std::string_view word = words.word(j);
+    for (size_t k = std::min(word.size(), rest.size()); k >= 1; --k)
+        if (word.substr(0, k) == rest.substr(0, k) && wordStartsFrom(words, j + 1, rest.substr(k)))
+            return true;
+    return false;
+}
+
+/// ASCII case-insensitive: whether `name`'s key (nameKey()) starts with `key`, and is it.
+std::pair<bool, bool> keyStartsWith(std::string_view name, std::string_view key) {
+    const size_t keyLength = std::min(name.size(), kMaxNameKey);
+    if (keyLength < key.size())
+        return {false, false};
+    for (size_t i = 0; i < key.size(); ++i) {
+        const char c = name[i];
+        if ((isUpper(c) ? char(c - 'A' + 'a') : c) != key[i])
+            return {false, false};
+    }
+    return {true, keyLength == key.size()};
+}
+
+} // namespace
+
+std::vector<std::string> nameWords(std::string_view name) {
+    Words words;
+    splitWords(name, words);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < words.count; ++i)
+        out.emplace_back(words.word(i));
+    return out;
 }
 
 std::string indexedName(std::string_view name) {
@@ -92,25 +132,21 @@ NameQuery makeNameQuery(std::string_view lastComponent) {
 }
 
 std::optional<MatchRank> matchName(std::string_view name, const NameQuery& query) {
-    const std::string key = nameKey(name);
-    if (key == query.key)
+    const auto [prefix, exact] = keyStartsWith(name, query.key);
+    if (exact)
         return MatchRank::Exact;
-    if (key.starts_with(query.key))
+    if (prefix)
         return MatchRank::Prefix;
     const std::string_view q = query.compact;
     if (q.size() < kMinWordStart)
         return std::nullopt;
-    const std::vector<std::string> words = nameWords(name);
-    for (size_t j = 0; j < words.size(); ++j) {
-        if (q.size() < kMinSubstring ? words[j].starts_with(q) : wordStartsFrom(words, j, q))
+    thread_local Words words;
+    splitWords(name, words);
+    for (size_t j = 0; j < words.count; ++j) {
+        if (q.size() < kMinSubstring ? words.word(j).starts_with(q) : wordStartsFrom(words, j, q))
             return MatchRank::WordStart;
     }
-    if (q.size() < kMinSubstring)
-        return std::nullopt;
-    std::string joined;
-    for (const std::string& word : words)
-        joined += word;
-    if (joined.find(q) != std::string::npos)
+    if (q.size() >= kMinSubstring && words.joined.find(q) != std::string::npos)
         return MatchRank::Substring;
     return std::nullopt;
 }

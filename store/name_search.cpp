@@ -25,7 +25,6 @@ std::string lowerAscii(std::string_view s) {
 }
 
 std::string nameKey(std::string_view name) {
-    constexpr size_t kMaxNameKey = 400;
     return lowerAscii(name.substr(0, kMaxNameKey));
 }
 
@@ -406,10 +405,43 @@ private:
         }
     }
 
+    /// The names holding exactly `word`, if the vocabulary has it.
+    std::optional<Source> wholeWord(std::string_view word) {
+        std::optional<Source> found;
+        view_.forEachWord(word, [&](std::string_view w, uint32_t names) {
+            if (w == word) {
+                found.emplace();
+                found->add(kWordToken + std::string(w), names);
+            }
+            return false;
+        });
+        return found;
+    }
+
+    /// Every way `rest` is whole words of the vocabulary and then the start of one (at most
+    /// `cap`): the sources of each way's words, appended to `prefix`.
+    void wordRuns(std::string_view rest, std::vector<Source>& prefix,
+                  std::vector<std::vector<Source>>& out, size_t cap) {
+        if (out.size() >= cap)
+            return;
+        if (startsWord(rest)) {
+            out.push_back(prefix);
+            out.back().push_back(startingWith(rest));
+        }
+        for (size_t k = 1; k < rest.size() && out.size() < cap && startsWord(rest.substr(0, k));
+             ++k) {
+            if (std::optional<Source> word = wholeWord(rest.substr(0, k))) {
+                prefix.push_back(std::move(*word));
+                wordRuns(rest.substr(k), prefix, out, cap);
+                prefix.pop_back();
+            }
+        }
+    }
+
     /// Substring candidates. At a word's start a substring is a word start, so it begins inside
     /// a word w, at some letter after the first: either w holds it all (the names holding w),
-    /// or w ends with its first L letters and the rest starts the next words (the names holding
-    /// such a w and words the rest starts, as continuing() says).
+    /// or w ends with its first L letters and the rest is whole words and the start of one
+    /// (allOf() the names holding such a w and those words).
     /// The vocabulary is read whole: it grows far slower than the names.
     void addSubstrings(Union& out) {
         const std::string_view q = query_.compact;
@@ -427,9 +459,18 @@ private:
             return true;
         });
         out.add(streamOf(inside));
-        for (size_t L = 1; L < q.size(); ++L)
-            if (!endingWith[L].tokens.empty())
-                out.add(allOf({endingWith[L], continuing(q.substr(L))}));
+        constexpr size_t kMaxRuns = 16;
+        for (size_t L = 1; L < q.size(); ++L) {
+            if (endingWith[L].tokens.empty())
+                continue;
+            std::vector<Source> first{endingWith[L]};
+            std::vector<std::vector<Source>> runs;
+            wordRuns(q.substr(L), first, runs, kMaxRuns);
+            if (runs.size() >= kMaxRuns) // too many ways: what any of them starts with
+                runs = {{endingWith[L], continuing(q.substr(L))}};
+            for (std::vector<Source>& run : runs)
+                out.add(allOf(std::move(run)));
+        }
     }
 
     View& view_;

@@ -11,5 +11,6 @@ namespace symdex {
 std::string lowerAscii(std::string_view s);
 /// The names-index key of a name: ASCII lower case, capped below LMDB's 511-byte key limit.
 std::string nameKey(std::string_view name);
+inline constexpr size_t kMaxNameKey = 400;
 
 } // namespace symdex

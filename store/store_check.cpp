@@ -353,4 +353,48 @@ std::string checkSnapshotTrees(const lmdb::Env& env, const lmdb::Txn& txn) {
     return problem;
 }
 
+namespace {
+
+/// The stamp's text for data.mdb as it is now, "" if it cannot be read.
+std::string stampOf(const std::filesystem::path& directory, size_t txnId) {
+    struct stat st;
+    if (::stat((directory / "data.mdb").c_str(), &st) != 0)
+        return {};
+    return std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
+           std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec) + " " +
+           std::to_string(txnId) + "\n";
+}
+
+} // namespace
+
+bool verifiedStampMatches(const std::filesystem::path& directory, size_t txnId) {
+    const std::string expected = stampOf(directory, txnId);
+    const int fd = ::open((directory / "verified").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || expected.empty()) {
+        if (fd >= 0)
+            ::close(fd);
+        return false;
+    }
+    char buf[256];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    return n > 0 && std::string_view(buf, size_t(n)) == expected;
+}
+
+void writeVerifiedStamp(const std::filesystem::path& directory, size_t txnId) {
+    const std::string stamp = stampOf(directory, txnId);
+    if (stamp.empty())
+        return;
+    // Written whole under another name and renamed, so a reader never sees half a stamp.
+    const std::filesystem::path temporary = directory / ("verified." + std::to_string(::getpid()));
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    const bool written = ::write(fd, stamp.data(), stamp.size()) == ssize_t(stamp.size());
+    ::close(fd);
+    if (!written || ::rename(temporary.c_str(), (directory / "verified").c_str()) != 0)
+        ::unlink(temporary.c_str());
+}
+
 } // namespace symdex

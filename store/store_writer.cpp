@@ -4,6 +4,7 @@
 #include "store/encoding.h"
 #include "store/name_index.h"
 #include "store/name_search.h"
+#include "store/store_check.h"
 #include "store/store_impl.h"
 
 #include <algorithm>
@@ -499,7 +500,10 @@ SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
                     context.apply(std::get<StoreEdit>(op));
             }
             context.finish();
+            const size_t txnId = mdb_txn_id(txn.get());
             txn.commit();
+            // Our own commit: the next open need not walk the trees (store_check.h).
+            writeVerifiedStamp(options.directory, txnId);
             return std::move(context.committed());
         } catch (const StoreError& e) {
             if (e.lmdbCode() != MDB_MAP_FULL || attempt >= 16)

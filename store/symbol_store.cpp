@@ -55,7 +55,7 @@ int acquireWriterLock(const std::filesystem::path& dir) {
 /// old contents: unlinking does not touch its map, and the new lock file is not the one whose
 /// reader table protects its snapshot.
 void removeStoreFiles(const std::filesystem::path& dir) {
-    for (const char* name : {"data.mdb", "lock.mdb"}) {
+    for (const char* name : {"data.mdb", "lock.mdb", "verified"}) {
         std::error_code ec;
         std::filesystem::remove(dir / name, ec);
         if (ec)
@@ -362,8 +362,12 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
         // Every page this snapshot reaches, before any query follows one: LMDB trusts its file
         // and crashes on a scribbled page. A writer's later snapshots are its own commits.
         lmdb::Txn check = impl->beginTxn(/*readOnly=*/true);
-        if (std::string problem = checkSnapshotTrees(impl->env, check); !problem.empty())
-            throw damagedStore(dir, problem);
+        const size_t txnId = mdb_txn_id(check.get());
+        if (!verifiedStampMatches(dir, txnId)) {
+            if (std::string problem = checkSnapshotTrees(impl->env, check); !problem.empty())
+                throw damagedStore(dir, problem);
+            writeVerifiedStamp(dir, txnId);
+        }
     }
 
     lmdb::Txn txn = impl->beginTxn(options.readOnly);

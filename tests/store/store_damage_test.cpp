@@ -4,14 +4,18 @@
 #include "bench/child_process.h"
 #include "store/encoding.h"
 #include "store/lmdb.h"
+#include "store/store_check.h"
 #include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <fcntl.h>
+#include <fstream>
 #include <random>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace symdex;
@@ -302,4 +306,33 @@ TEST_CASE("a store without write access can be queried, and index says it needs 
             WARN("skipped: cannot remount the tmpfs read-only");
         CHECK(std::system(("umount '" + mountPoint.string() + "'").c_str()) == 0);
     }
+}
+
+TEST_CASE("opens skip the walk of the trees only while data.mdb is as symdex left it", "[damage]") {
+    Tree tree;
+    std::ifstream in(tree.store / "verified");
+    std::string inode, size, mtime, ctime;
+    size_t txnId = 0;
+    REQUIRE(in >> inode >> size >> mtime >> ctime >> txnId); // stamped by the writer's commit
+    CHECK(verifiedStampMatches(tree.store, txnId));
+    CHECK_FALSE(verifiedStampMatches(tree.store, txnId + 1));
+
+    // The same bytes written back: the contents are unchanged, the file was written (later
+    // than the kernel's coarse clock could round to the writer's last commit).
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    {
+        const int fd = ::open((tree.store / "data.mdb").c_str(), O_RDWR);
+        REQUIRE(fd >= 0);
+        char page[16];
+        REQUIRE(::pread(fd, page, sizeof page, 8192) == ssize_t(sizeof page));
+        REQUIRE(::pwrite(fd, page, sizeof page, 8192) == ssize_t(sizeof page));
+        ::close(fd);
+    }
+    CHECK_FALSE(verifiedStampMatches(tree.store, txnId));
+    // The next open walks the trees, finds them whole and stamps the file again.
+    StoreOptions options;
+    options.directory = tree.store;
+    options.readOnly = true;
+    SymbolStore::open(options).reset();
+    CHECK(verifiedStampMatches(tree.store, txnId));
 }
