@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
     size_t names = 300000, queries = 50, limit = 100;
     bool reuse = false; // --reuse 1: query the store a previous run wrote
     int only = -1;      // --only K: the K-th kind of query alone (for a profiler)
+    size_t repeat = 1;  // --repeat R: every query R times
     std::filesystem::path store = "/tmp/name-search-bench";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--names"))
@@ -94,6 +95,8 @@ int main(int argc, char** argv) {
             queries = std::stoul(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--limit"))
             limit = std::stoul(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--repeat"))
+            repeat = std::stoul(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--only"))
             only = std::stoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--reuse"))
@@ -184,13 +187,14 @@ int main(int argc, char** argv) {
             continue;
         std::vector<double> ms;
         size_t answers = 0;
-        for (const std::string& query : kind.queries) {
-            const auto t = std::chrono::steady_clock::now();
-            answers += s->findSymbols(query, limit).size();
-            ms.push_back(
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
-                    .count());
-        }
+        for (size_t r = 0; r < repeat; ++r)
+            for (const std::string& query : kind.queries) {
+                const auto t = std::chrono::steady_clock::now();
+                answers += s->findSymbols(query, limit).size();
+                ms.push_back(
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
+                        .count());
+            }
         std::printf("%-20s %10.2f %10.2f %10.1f\n", kind.name, percentile(ms, 0.5),
                     percentile(ms, 0.99), double(answers) / double(kind.queries.size()));
     }

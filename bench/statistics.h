@@ -14,6 +14,10 @@ struct Spread {
 /// The median (mean of the middle two for an even count), min and max of `values`.
 Spread spreadOf(std::vector<double> values);
 
+/// The nearest-rank percentile `q` (0-100) of `values`: the smallest value with at least q% of them
+/// at or below it. 0 for no values.
+double nearestRankPercentile(std::vector<double> values, double q);
+
 /// (user + sys) / (wall x threads): 1.0 means every thread was busy for the whole wall time.
 /// 0 when wall or threads is 0.
 double cpuUtilisation(double userSeconds, double sysSeconds, double wallSeconds, unsigned threads);
