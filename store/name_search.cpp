@@ -341,13 +341,15 @@ private:
 
     /// The names holding a word that starts with `piece` (with kFirstWordToken: as their first
     /// word; the count is then only an upper bound).
-    Source startingWith(std::string_view piece, char kind = kWordToken) {
-        Source source;
-        view_.forEachWord(piece, [&](std::string_view word, uint32_t names) {
-            source.add(kind + std::string(word), names);
-            return true;
-        });
-        return source;
+    const Source& startingWith(std::string_view piece, char kind = kWordToken) {
+        // Cached: the ways to cut a query share their pieces.
+        auto [it, inserted] = startingWith_.try_emplace(kind + std::string(piece));
+        if (inserted)
+            view_.forEachWord(piece, [&](std::string_view word, uint32_t names) {
+                it->second.add(kind + std::string(word), names);
+                return true;
+            });
+        return it->second;
     }
 
     /// The names with words that `rest` starts the way a word start does: a word starting with
@@ -483,6 +485,7 @@ private:
     std::set<std::string, std::less<>> expanded_;
     size_t settled_ = 0;
     std::unordered_map<std::string, bool> startsWord_;
+    std::unordered_map<std::string, Source> startingWith_;
 };
 
 } // namespace
