@@ -1,6 +1,6 @@
 #include "cli/cli_common.h"
 
-#include "indexer/indexer.h"
+#include "indexer/option_values.h"
 #include "store/lmdb.h"
 
 #include <cstdio>

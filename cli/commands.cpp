@@ -10,7 +10,7 @@ namespace symdex::cli {
 namespace {
 
 const Command kCommands[] = {
-    {"index", "index a compilation database into the store", runIndex},
+    {"index", "index a compilation database into the store", runIndexProgram},
     {"find", "find symbols by name (exact, prefix, substring)",
      [](const QStringList& args) { return runFind(args); }},
     {"def", "where a symbol is defined", [](const QStringList& args) { return runDef(args); }},

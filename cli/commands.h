@@ -8,7 +8,11 @@
 
 namespace symdex::cli {
 
+/// `symdex index`, in this process: the body of the symdex-index program (index_command.cpp),
+/// which links libclang; symdex itself does not link it.
 int runIndex(const QStringList& args);
+/// Runs symdex-index (beside this binary) with the arguments: `symdex index` in symdex.
+int runIndexProgram(const QStringList& args);
 /// The query commands ask the backend `open` gives them (tests pass one over their own store).
 int runFind(const QStringList& args, const OpenBackend& open = openQueryBackend);
 int runDef(const QStringList& args, const OpenBackend& open = openQueryBackend);

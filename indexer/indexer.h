@@ -4,6 +4,7 @@
 #pragma once
 
 #include "indexer/compile_db.h"
+#include "indexer/option_values.h"
 #include "indexer/tu_parser.h"
 #include "store/store.h"
 
@@ -45,13 +46,6 @@ enum class Isolation {
     /// On the arena's threads, in this process: a TU that kills libclang kills the run.
     InProcess,
 };
-
-/// An --index-priority name: "low" -> true (IndexOptions::lowPriority), "normal" -> false;
-/// nullopt for anything else.
-std::optional<bool> parseIndexPriority(std::string_view name);
-
-/// A --tu-timeout value: whole seconds, 0 for no limit, at most a day; nullopt otherwise.
-std::optional<std::chrono::milliseconds> parseTuTimeout(std::string_view seconds);
 
 struct IndexOptions {
     /// Worker threads parsing TUs; 0 means all hardware threads.

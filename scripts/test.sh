@@ -20,12 +20,19 @@ echo "${#sources[@]} files formatted"
 section "build and test (RelWithDebInfo)"
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 # The chart's Qt Gui and Svg are symdex-bench's alone (issue 11).
-for binary in symdex symdexd symdex-worker; do
+for binary in symdex symdex-index symdexd symdex-worker; do
   libraries=$(ldd "$root/build/cli/$binary")
   if grep -q "libQt6Gui\|libQt6Svg" <<<"$libraries"; then
     echo "test.sh: $binary links Qt Gui or Svg; only symdex-bench may" >&2; exit 1
   fi
 done
+# Only the programs that parse load libclang and libLLVM: symdex's queries start without them
+# (`symdex index` runs symdex-index; issue 17).
+libraries=$(ldd "$root/build/cli/symdex")
+if grep -q "libclang\|libLLVM" <<<"$libraries"; then
+  echo "test.sh: symdex links libclang or libLLVM; only symdex-index, symdex-worker and symdexd may" >&2
+  exit 1
+fi
 (cd "$root/build" && ctest -j"$jobs" --output-on-failure)
 
 section "ThreadSanitizer: store, indexer, daemon and bench-core tests, against a TSan-instrumented libtbb"
