@@ -21,6 +21,9 @@
 //   latency          once the server has settled (its CPU quiet), workspace/symbol over stdio,
 //                    one request at a time, for queries of six kinds (scale_tree.h); p50 and p99,
 //                    and the median number of results, each server at its default limit (100)
+//   definition       then textDocument/definition at 100 calls in 10 TUs spread over the tree
+//                    (each file opened and asked once untimed first): p50, p99, and how many
+//                    answered
 #include "bench/child_process.h"
 #include "bench/clangd_peer.h"
 #include "bench/lsp_connection.h"
@@ -33,12 +36,14 @@
 #include <QJsonArray>
 #include <QUrl>
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <thread>
+#include <unordered_set>
 
 using namespace symdex;
 using namespace symdex::bench;
@@ -65,6 +70,8 @@ struct ServerFigures {
     std::map<QueryKind, std::vector<double>> latency; ///< seconds
     std::map<QueryKind, std::vector<double>> results; ///< answers per query
     size_t exactFound = 0;             ///< rare exact queries whose answer holds the name
+    std::vector<double> definition;    ///< textDocument/definition at calls, seconds
+    size_t definitionAnswered = 0;     ///< calls whose definition answer is not empty
     std::vector<std::string> commands; ///< as run, for the report
 };
 
@@ -248,11 +255,90 @@ void measureQueries(LspServer& server, const std::vector<ScaleQuery>& queries,
     }
 }
 
+/// A call in a TU: the position of a callee's name, LSP's 0-based line and column (the generated
+/// sources are ASCII: bytes are UTF-16 units).
+struct CallSite {
+    fs::path file;
+    int line = 0, column = 0;
+};
+
+/// Up to `perFile` calls in each of `files` TUs spread over the tree: names of the tree followed
+/// by '(' on a line that ends a statement.
+std::vector<CallSite> callSites(const ScaleTree& tree, size_t files, size_t perFile) {
+    const std::unordered_set<std::string> names(tree.names.begin(), tree.names.end());
+    std::vector<CallSite> sites;
+    const size_t step = std::max<size_t>(1, tree.sources.size() / files);
+    for (size_t f = 0; f < tree.sources.size() && f / step < files; f += step) {
+        const fs::path file = tree.root / tree.sources[f];
+        std::ifstream in(file);
+        std::string text;
+        size_t found = 0;
+        for (int line = 0; std::getline(in, text) && found < perFile; ++line) {
+            if (text.find(';') == std::string::npos)
+                continue;
+            for (size_t i = 0; i < text.size() && found < perFile;) {
+                if (!std::isalpha(static_cast<unsigned char>(text[i])) && text[i] != '_') {
+                    ++i;
+                    continue;
+                }
+                size_t end = i;
+                while (end < text.size() &&
+                       (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+                    ++end;
+                if (end < text.size() && text[end] == '(' && names.count(text.substr(i, end - i))) {
+                    sites.push_back({file, line, int(i)});
+                    ++found;
+                }
+                i = end;
+            }
+        }
+    }
+    return sites;
+}
+
+/// textDocument/definition at each call, one at a time, each file opened first and asked once
+/// untimed (clangd parses a file when it opens, and answers its first request after).
+void measureDefinitions(LspServer& server, const std::vector<CallSite>& sites,
+                        ServerFigures& figures) {
+    fs::path open;
+    auto request = [&](const CallSite& site, double* seconds) {
+        const QJsonObject params{
+            {"textDocument", QJsonObject{{"uri", uriOf(site.file)}}},
+            {"position", QJsonObject{{"line", site.line}, {"character", site.column}}}};
+        return server.request("textDocument/definition", params, kRequestTimeout, seconds);
+    };
+    for (const CallSite& site : sites) {
+        if (site.file != open) {
+            if (!open.empty())
+                server.notify("textDocument/didClose",
+                              {{"textDocument", QJsonObject{{"uri", uriOf(open)}}}});
+            std::ifstream in(site.file);
+            const std::string text((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+            server.notify("textDocument/didOpen",
+                          {{"textDocument", QJsonObject{{"uri", uriOf(site.file)},
+                                                        {"languageId", "cpp"},
+                                                        {"version", 1},
+                                                        {"text", QString::fromStdString(text)}}}});
+            open = site.file;
+            request(site, nullptr);
+        }
+        double seconds = 0;
+        const QJsonValue result = request(site, &seconds);
+        figures.definition.push_back(seconds);
+        figures.definitionAnswered +=
+            result.isArray() ? !result.toArray().isEmpty() : result.isObject();
+    }
+    if (!open.empty())
+        server.notify("textDocument/didClose",
+                      {{"textDocument", QJsonObject{{"uri", uriOf(open)}}}});
+}
+
 /// The restart and everything measured on it, for either server: the first answer (timed from
 /// `startSeconds`), memory, settling, the queries and memory again. `servingPid` finds the
 /// serving process.
 void measureServing(LspServer& server, double startSeconds,
-                    const std::function<pid_t()>& servingPid,
+                    const std::function<pid_t()>& servingPid, const ScaleTree& tree,
                     const std::vector<ScaleQuery>& queries, double timeout,
                     ServerFigures& figures) {
     const auto exact = std::find_if(queries.begin(), queries.end(), [](const ScaleQuery& q) {
@@ -266,6 +352,8 @@ void measureServing(LspServer& server, double startSeconds,
     figures.settleSeconds = waitUntilSettled(pid, timeout);
     measureQueries(server, queries, figures);
     std::tie(figures.rssAnonAfter, figures.rssFileAfter) = residentMiB(pid);
+    constexpr size_t kDefinitionFiles = 10, kCallsPerFile = 10;
+    measureDefinitions(server, callSites(tree, kDefinitionFiles, kCallsPerFile), figures);
 }
 
 std::string joined(const std::vector<std::string>& argv) {
@@ -371,7 +459,7 @@ void restartSymdex(const Setup& s, const QCommandLineParser& parser, const fs::p
                 throw std::runtime_error("no symdexd serves " + store.string());
             return daemonPid = info->pid;
         };
-        measureServing(server, start, servingPid, queries, s.timeout, figures);
+        measureServing(server, start, servingPid, s.tree, queries, s.timeout, figures);
     } catch (...) {
         if (auto info = protocol::findDaemon(store); info && !daemon)
             stopDaemon(info->pid); // ours is killed with its ChildProcess
@@ -469,7 +557,7 @@ ServerFigures runClangd(const Setup& s, const QCommandLineParser& parser,
     std::fprintf(stderr, "scale_bench: clangd: restart and queries\n");
     std::unique_ptr<LspServer> server = project.start();
     measureServing(
-        *server, server->startSeconds(), [&] { return server->pid(); }, queries, s.timeout,
+        *server, server->startSeconds(), [&] { return server->pid(); }, s.tree, queries, s.timeout,
         figures);
     return figures;
 }
@@ -526,6 +614,18 @@ void printReport(const Setup& s, const std::vector<ScaleQuery>& queries, const S
             row(figure, latency(ours), theirs, theirs ? latency(*theirs) : 0, "%14.3f");
         }
     }
+    for (double q : {50.0, 99.0}) {
+        const auto latency = [&](const ServerFigures& f) {
+            return f.definition.empty() ? 0 : 1000 * nearestRankPercentile(f.definition, q);
+        };
+        row("textDocument/definition p" + std::to_string(int(q)) + " (ms), at calls", latency(ours),
+            theirs, theirs ? latency(*theirs) : 0, "%14.3f");
+    }
+    std::printf("%-*s%11zu/%zu", kFigureWidth, "definitions answered", ours.definitionAnswered,
+                ours.definition.size());
+    if (theirs)
+        std::printf("%11zu/%zu", theirs->definitionAnswered, theirs->definition.size());
+    std::printf("\n");
     for (QueryKind kind : kQueryKinds) {
         const std::string figure = std::string("results, median [min-max], ") + queryKindName(kind);
         auto text = [&](const ServerFigures& f) {
