@@ -165,6 +165,25 @@ private:
     bool more_ = false;
 };
 
+/// The names of `driver` that hold any of a few tokens, each asked of the index.
+class Asked final : public Stream {
+public:
+    Asked(View& view, std::unique_ptr<Stream> driver, std::vector<std::string> tokens)
+        : view_(view), driver_(std::move(driver)), tokens_(std::move(tokens)) {}
+    bool next(uint32_t& length, uint32_t& id) override {
+        while (driver_->next(length, id))
+            for (const std::string& token : tokens_)
+                if (view_.hasPosting(token, length, id))
+                    return true;
+        return false;
+    }
+
+private:
+    View& view_;
+    std::unique_ptr<Stream> driver_;
+    std::vector<std::string> tokens_;
+};
+
 /// One findSymbols() call. Names are taken rank by rank, shortest first within a rank, and
 /// each name key is expanded into its declarations; the search stops once `limit` matches are
 /// settled (nothing later can outrank them) or a rank ends with `limit` matches. The index
@@ -373,18 +392,24 @@ private:
         return out;
     }
 
-    /// The names every source has: the rarest read, and the next rarest as a filter when
-    /// reading it costs little more (a name is checked with matchName() anyway, so the other
-    /// sources are not read).
+    /// The names every source has: the rarest read; each other source filters it, read along
+    /// when that costs little more, else asked name by name when it is a few tokens, else not
+    /// at all (a name is checked with matchName() anyway).
     std::unique_ptr<Stream> allOf(std::vector<Source> sources) {
         std::sort(sources.begin(), sources.end(),
                   [](const Source& a, const Source& b) { return a.postings < b.postings; });
-        constexpr size_t kFilterRatio = 32, kSmall = 256;
-        std::unique_ptr<Stream> driver = streamOf(sources[0]);
-        if (sources.size() < 2 || sources[0].postings <= kSmall ||
-            sources[1].postings > kFilterRatio * sources[0].postings)
-            return driver;
-        return std::make_unique<Intersection>(std::move(driver), streamOf(sources[1]));
+        constexpr size_t kFilterRatio = 32, kSmall = 16, kAskedTokens = 4;
+        std::unique_ptr<Stream> stream = streamOf(sources[0]);
+        if (sources[0].postings <= kSmall)
+            return stream;
+        std::vector<std::string> asked;
+        for (size_t i = 1; i < sources.size(); ++i) {
+            if (sources[i].postings <= kFilterRatio * sources[0].postings)
+                stream = std::make_unique<Intersection>(std::move(stream), streamOf(sources[i]));
+            else if (sources[i].tokens.size() <= kAskedTokens)
+                stream = std::make_unique<Asked>(view_, std::move(stream), sources[i].tokens);
+        }
+        return stream;
     }
 
     /// Word-start candidates: for each way to cut the query into pieces that start words, the
@@ -397,8 +422,9 @@ private:
             std::vector<Source> sources;
             for (const std::string& piece : cut)
                 sources.push_back(startingWith(piece));
-            if (cut.size() >= 3) {
-                std::string token{kInitialsToken, cut[0][0], cut[1][0], cut[2][0]};
+            // Pieces go to consecutive words: each three in a row are initials a name has.
+            for (size_t i = 0; i + 2 < cut.size(); ++i) {
+                std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
                 std::unique_ptr<View::Postings> postings = view_.postings(token);
                 sources.emplace_back();
                 sources.back().add(token, postings ? postings->size() : 0);

@@ -42,6 +42,8 @@ public:
     };
     /// nullptr when no name holds `token`.
     virtual std::unique_ptr<Postings> postings(std::string_view token) = 0;
+    /// Whether the name (length, id) holds `token`.
+    virtual bool hasPosting(std::string_view token, uint32_t length, uint32_t id) = 0;
     /// The name the index holds under `id`.
     virtual std::optional<std::string> indexedName(uint32_t id) = 0;
     /// Every declaration whose name key is `key`: fn(usrHash, symbol, path), in any order.

@@ -616,6 +616,14 @@ public:
         return postings;
     }
 
+    bool hasPosting(std::string_view token, uint32_t length, uint32_t id) override {
+        if (!postingsCursor_)
+            postingsCursor_.emplace(txn(), s_.postings);
+        const std::string value = postingValue(length, id);
+        std::string_view k = token, v = value;
+        return postingsCursor_->seek(MDB_GET_BOTH, k, v);
+    }
+
     std::optional<std::string> indexedName(uint32_t id) override {
         auto found = txn().get(s_.nameText, fileIdKey(id));
         return found ? std::optional(std::string(*found)) : std::nullopt;
@@ -759,6 +767,7 @@ private:
     SymbolStore::Impl::ReadTxn read_;
     SnapshotReader reader_;
     std::unordered_map<uint32_t, bool> shadowed_;
+    std::optional<lmdb::Cursor> postingsCursor_; ///< hasPosting()'s, opened on first use
 };
 
 } // namespace
