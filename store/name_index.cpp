@@ -108,12 +108,20 @@ std::string indexedName(std::string_view name) {
     return std::string(name.substr(0, nameKey(name).size()));
 }
 
+std::string pairToken(std::string_view first, std::string_view second) {
+    std::string token{kPairToken};
+    token.append(first).append(1, ' ').append(second);
+    return token;
+}
+
 std::vector<std::string> nameTokens(const std::vector<std::string>& words) {
     std::vector<std::string> tokens;
     for (const std::string& word : words)
         tokens.push_back(kWordToken + word);
     if (!words.empty())
         tokens.push_back(kFirstWordToken + words[0]);
+    for (size_t j = 0; j + 1 < words.size(); ++j)
+        tokens.push_back(pairToken(words[j], words[j + 1]));
     for (size_t j = 0; j + 2 < words.size(); ++j)
         tokens.push_back(
             std::string{kInitialsToken, words[j][0], words[j + 1][0], words[j + 2][0]});

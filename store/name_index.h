@@ -25,13 +25,16 @@ inline constexpr size_t kMaxWordBytes = 48;
 /// The name as the index stores it: capped like nameKey() but keeping its case.
 std::string indexedName(std::string_view name);
 
-/// Index tokens: 'W' + a word the name holds, 'F' + its first word, and 'I' + the initials of
-/// three consecutive words ("GetLengthPrefixedSlice": Fget, Iglp, Ilps, Wget, Wlength, ...).
-/// Each distinct token once.
+/// Index tokens: 'W' + a word the name holds, 'F' + its first word, 'P' + two consecutive words
+/// (pairToken()), and 'I' + the initials of three consecutive words ("GetLengthPrefixedSlice":
+/// Fget, Iglp, Ilps, "Pget length", ..., Wget, Wlength, ...). Each distinct token once.
 std::vector<std::string> nameTokens(const std::vector<std::string>& words);
 inline constexpr char kWordToken = 'W';
 inline constexpr char kFirstWordToken = 'F';
+inline constexpr char kPairToken = 'P';
 inline constexpr char kInitialsToken = 'I';
+/// 'P' + first + ' ' + second.
+std::string pairToken(std::string_view first, std::string_view second);
 
 /// A query as matching sees it.
 struct NameQuery {

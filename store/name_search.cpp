@@ -422,6 +422,12 @@ private:
             std::vector<Source> sources;
             for (const std::string& piece : cut)
                 sources.push_back(startingWith(piece));
+            // Pieces go to consecutive words: each two in a row are a pair of words a name has
+            // (when the words they start are few), each three initials it has.
+            for (size_t i = 0; i + 1 < cut.size(); ++i)
+                if (std::optional<Source> pairs =
+                        pairsOf(startingWith(cut[i]), startingWith(cut[i + 1])))
+                    sources.push_back(std::move(*pairs));
             // Pieces go to consecutive words: each three in a row are initials a name has.
             for (size_t i = 0; i + 2 < cut.size(); ++i) {
                 std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
@@ -431,6 +437,24 @@ private:
             }
             out.add(allOf(std::move(sources)));
         }
+    }
+
+    /// The names where a word of `first` comes right before one of `second`, when that is a few
+    /// pairs of words (nullopt otherwise).
+    std::optional<Source> pairsOf(const Source& first, const Source& second) {
+        constexpr size_t kMaxPairs = 16;
+        if (first.tokens.size() * second.tokens.size() > kMaxPairs)
+            return std::nullopt;
+        Source pairs;
+        for (const std::string& a : first.tokens)
+            for (const std::string& b : second.tokens) {
+                const std::string token =
+                    pairToken(std::string_view(a).substr(1), std::string_view(b).substr(1));
+                std::unique_ptr<View::Postings> postings = view_.postings(token);
+                if (postings)
+                    pairs.add(token, postings->size());
+            }
+        return pairs;
     }
 
     /// The names holding exactly `word`, if the vocabulary has it.
@@ -496,8 +520,12 @@ private:
             wordRuns(q.substr(L), first, runs, kMaxRuns);
             if (runs.size() >= kMaxRuns) // too many ways: what any of them starts with
                 runs = {{endingWith[L], continuing(q.substr(L))}};
-            for (std::vector<Source>& run : runs)
+            for (std::vector<Source>& run : runs) {
+                for (size_t i = 0, words = run.size(); i + 1 < words; ++i)
+                    if (std::optional<Source> pairs = pairsOf(run[i], run[i + 1]))
+                        run.push_back(std::move(*pairs));
                 out.add(allOf(std::move(run)));
+            }
         }
     }
 

@@ -123,7 +123,8 @@ TEST_CASE("names split into words at case changes, digits and separators", "[sto
     CHECK(nameWords("operator==") == Strings{"operator"});
     CHECK(nameWords("~Shape") == Strings{"shape"});
     CHECK(nameTokens(nameWords("GetLengthPrefixedSlice")) ==
-          Strings{"Fget", "Iglp", "Ilps", "Wget", "Wlength", "Wprefixed", "Wslice"});
+          Strings{"Fget", "Iglp", "Ilps", "Pget length", "Plength prefixed", "Pprefixed slice",
+                  "Wget", "Wlength", "Wprefixed", "Wslice"});
 }
 
 TEST_CASE("queries match exactly, by prefix, by word starts and by substring", "[store][names]") {
