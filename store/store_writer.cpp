@@ -500,10 +500,12 @@ SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
                     context.apply(std::get<StoreEdit>(op));
             }
             context.finish();
-            const size_t txnId = mdb_txn_id(txn.get());
             txn.commit();
-            // Our own commit: the next open need not walk the trees (store_check.h).
-            writeVerifiedStamp(options.directory, txnId);
+            // Our own commit: the next open need not walk the trees (store_check.h). The id is
+            // the last LMDB committed: a transaction that changed nothing writes no new one.
+            MDB_envinfo info;
+            if (mdb_env_info(env.get(), &info) == MDB_SUCCESS)
+                writeVerifiedStamp(options.directory, info.me_last_txnid);
             return std::move(context.committed());
         } catch (const StoreError& e) {
             if (e.lmdbCode() != MDB_MAP_FULL || attempt >= 16)

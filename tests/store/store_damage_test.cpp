@@ -336,3 +336,24 @@ TEST_CASE("opens skip the walk of the trees only while data.mdb is as symdex lef
     SymbolStore::open(options).reset();
     CHECK(verifiedStampMatches(tree.store, txnId));
 }
+
+TEST_CASE("a commit that changes nothing leaves the stamp naming the last transaction written",
+          "[damage]") {
+    Tree tree;
+    StoreOptions options;
+    options.directory = tree.store;
+    {
+        auto store = SymbolStore::open(options);
+        store->apply(StoreEdit{}); // a batch with nothing to write: LMDB commits no new meta
+        store->flush();
+    }
+    std::ifstream in(tree.store / "verified");
+    std::string inode, size, mtime, ctime;
+    size_t stamped = 0;
+    REQUIRE(in >> inode >> size >> mtime >> ctime >> stamped);
+    auto env = lmdb::Env::open(tree.store, size_t(64) << 20, 16, 16, MDB_RDONLY);
+    MDB_envinfo info;
+    REQUIRE(mdb_env_info(env.get(), &info) == MDB_SUCCESS);
+    CHECK(stamped == info.me_last_txnid);
+    CHECK(verifiedStampMatches(tree.store, stamped));
+}
