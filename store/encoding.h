@@ -43,6 +43,8 @@ public:
     std::string_view string();
     bool failed() const { return failed_; }
     bool atEnd() const { return in_.empty(); }
+    /// The bytes not read yet.
+    std::string_view rest() const { return in_; }
 
 private:
     std::string_view in_;

@@ -6,9 +6,13 @@
 //   files    u32 fileId -> FileRecord
 //   paths    path -> u32 fileId
 //   tus      u32 fileId of the main file -> TuRecord
-//   symbols  u32 fileId | u32 seq -> Symbol               a file's declarations, in source order
-//   refs     u32 fileId | u32 seq -> Reference            a file's references, in source order
+//   symbols  u32 fileId | u32 block -> SymbolBlock     a file's declarations, in source order,
+//            zstd-compressed 16 a block (symbol_blocks.h)
+//   refs     u32 fileId | u32 block -> RefBlock        a file's references, in source order
+//   refUsrs  u32 fileId -> UsrTable                    the USRs they name (ref_blocks.h)
 //   usrs     u64 usrHash -> {u32 fileId | u8 'D'/'R' | u32 seq}   (DUPSORT|DUPFIXED)
+//            'D': seq is a row of `symbols`; 'R': the file's references name the USR, seq is its
+//            index in the file's UsrTable
 //   names    lower-case name -> {u64 usrHash | u32 fileId | u32 seq}  (DUPSORT|DUPFIXED)
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
 //   absentPaths  path -> u32 id
@@ -34,7 +38,8 @@ uint32_t rowSeq(std::string_view rowKey);
 std::string usrKey(uint64_t usrHash);
 /// A `names` value: the symbol's USR hash and its row.
 std::string nameValue(uint64_t usrHash, uint32_t fileId, uint32_t seq);
-/// A `usrs` value: a row of `symbols` (kDeclTag) or `refs` (kRefTag).
+/// A `usrs` value: a row of `symbols` (kDeclTag), or a file whose references name the USR and
+/// its index in the file's UsrTable (kRefTag).
 std::string usrValue(uint32_t fileId, char tag, uint32_t seq);
 /// A `postings` value: the name's length, then its id, so a token's names come shortest first.
 std::string postingValue(size_t nameLength, uint32_t nameId);

@@ -7,6 +7,7 @@
 #include "store/lock_telemetry.h"
 #include "store/name_search.h"
 #include "store/overlay.h"
+#include "store/ref_blocks.h"
 #include "store/symbol_store.h"
 
 #include <condition_variable>
@@ -41,7 +42,9 @@ struct EncodedFile {
     uint32_t priority = 0;
     std::vector<EncodedSymbol> symbols;
     std::vector<EncodedReference> references;
-    std::vector<uint32_t> symbolsByName;                     ///< seqs sorted by nameKey
+    RefBlocks refBlocks;                   ///< the references as the writer stores them
+    std::vector<std::string> symbolBlocks; ///< the symbols as the writer stores them
+    std::vector<uint32_t> symbolsByName;   ///< seqs sorted by nameKey
     std::vector<std::pair<uint64_t, uint32_t>> symbolsByUsr; ///< (usrHash, seq), sorted
     std::vector<std::pair<uint64_t, uint32_t>> refsByUsr;    ///< (usrHash, seq), sorted
 
@@ -76,6 +79,7 @@ public:
     StoreOptions options;
     lmdb::Env env;
     MDB_dbi meta = 0, files = 0, paths = 0, tus = 0, symbols = 0, refs = 0, usrs = 0, names = 0;
+    MDB_dbi refUsrs = 0;                 ///< each file's USR table (ref_blocks.h)
     MDB_dbi absent = 0, absentPaths = 0; ///< TuRecord::absentIds: id -> path, path -> id
     MDB_dbi nameIds = 0, nameText = 0, words = 0, postings = 0; ///< the name index
     int writerLockFd = -1; ///< flock()ed file that keeps a second writer process out

@@ -6,6 +6,7 @@
 #include "store/name_search.h"
 #include "store/store_check.h"
 #include "store/store_impl.h"
+#include "store/symbol_blocks.h"
 
 #include <algorithm>
 #include <chrono>
@@ -62,6 +63,14 @@ std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::stri
         const Reference& ref = file.references[seq];
         encoded->references.push_back({encodeReference(ref), ref.usrHash});
         encoded->refsByUsr.emplace_back(ref.usrHash, seq);
+    }
+    encoded->refBlocks = encodeRefBlocks(file.references);
+    for (size_t begin = 0; begin < file.symbols.size(); begin += kSymbolsPerBlock) {
+        const size_t end = std::min(file.symbols.size(), begin + kSymbolsPerBlock);
+        std::vector<std::string_view> rows;
+        for (size_t seq = begin; seq < end; ++seq)
+            rows.push_back(encoded->symbols[seq].value);
+        encoded->symbolBlocks.push_back(encodeSymbolBlock(rows, file.symbols[begin].location.line));
     }
     const auto& symbols = encoded->symbols;
     std::sort(encoded->symbolsByName.begin(), encoded->symbolsByName.end(),
@@ -257,19 +266,24 @@ private:
     void writeFile(const EncodedFile& file) {
         uint32_t id = fileId(file.record.path, true);
         removeContents(id);
+        for (uint32_t block = 0; block < file.symbolBlocks.size(); ++block)
+            txn_.put(s_.symbols, rowKey(id, block), file.symbolBlocks[block]);
         for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
             const EncodedSymbol& symbol = file.symbols[seq];
-            txn_.put(s_.symbols, rowKey(id, seq), symbol.value);
             if (!symbol.nameKey.empty()) { // a local (kLocal) has none
                 txn_.put(s_.names, symbol.nameKey, nameValue(symbol.usrHash, id, seq));
                 countName(symbol.name, +1);
             }
             txn_.put(s_.usrs, usrKey(symbol.usrHash), usrValue(id, kDeclTag, seq));
         }
-        for (uint32_t seq = 0; seq < file.references.size(); ++seq) {
-            const EncodedReference& ref = file.references[seq];
-            txn_.put(s_.refs, rowKey(id, seq), ref.value);
-            txn_.put(s_.usrs, usrKey(ref.usrHash), usrValue(id, kRefTag, seq));
+        const RefBlocks& refs = file.refBlocks;
+        if (!refs.blocks.empty()) {
+            txn_.put(s_.refUsrs, fileIdKey(id), refs.usrTable);
+            for (uint32_t block = 0; block < refs.blocks.size(); ++block)
+                txn_.put(s_.refs, rowKey(id, block), refs.blocks[block]);
+            const std::optional<UsrTable> table = UsrTable::parse(refs.usrTable);
+            for (uint32_t index = 0; index < table->targets(); ++index)
+                txn_.put(s_.usrs, usrKey(table->at(index)), usrValue(id, kRefTag, index));
         }
         FileRecord record = file.record;
         record.ownerFileId = file.ownerPath.empty() ? 0 : fileId(file.ownerPath, true);
@@ -285,33 +299,45 @@ private:
             std::string_view key = start, value;
             for (bool more = cursor.seek(MDB_SET_RANGE, key, value);
                  more && key.substr(0, 4) == prefix; more = cursor.get(MDB_NEXT, key, value)) {
-                std::optional<Symbol> symbol = decodeSymbol(value);
-                if (!symbol)
-                    throw damagedStore(s_.options.directory,
-                                       "corrupt symbol record in file " + std::to_string(id));
-                uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
-                uint64_t usrHash = symbol->usrHash();
-                if (!symbol->isLocal()) {
-                    txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
-                    countName(indexedName(symbol->name), -1);
+                auto damaged = [&] {
+                    return damagedStore(s_.options.directory,
+                                        "corrupt symbol block in file " + std::to_string(id));
+                };
+                std::optional<SymbolBlock> block = SymbolBlock::decode(value);
+                if (!block)
+                    throw damaged();
+                const uint32_t first = rowSeq(key) * uint32_t(kSymbolsPerBlock);
+                for (uint32_t i = 0; i < block->size(); ++i) {
+                    std::optional<Symbol> symbol = decodeSymbol(block->row(i));
+                    if (!symbol)
+                        throw damaged();
+                    const uint32_t seq = first + i;
+                    uint64_t usrHash = symbol->usrHash();
+                    if (!symbol->isLocal()) {
+                        txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
+                        countName(indexedName(symbol->name), -1);
+                    }
+                    txn_.del(s_.usrs, usrKey(usrHash), usrValue(id, kDeclTag, seq));
                 }
-                txn_.del(s_.usrs, usrKey(usrHash), usrValue(id, kDeclTag, seq));
                 cursor.del();
             }
+        }
+        if (auto found = txn_.get(s_.refUsrs, prefix)) {
+            const std::string bytes(*found); // the page changes under the deletes below
+            const std::optional<UsrTable> table = UsrTable::parse(bytes);
+            if (!table)
+                throw damagedStore(s_.options.directory,
+                                   "corrupt reference table of file " + std::to_string(id));
+            for (uint32_t index = 0; index < table->targets(); ++index)
+                txn_.del(s_.usrs, usrKey(table->at(index)), usrValue(id, kRefTag, index));
+            txn_.del(s_.refUsrs, prefix);
         }
         lmdb::Cursor cursor(txn_, s_.refs);
         std::string start = rowKey(id, 0);
         std::string_view key = start, value;
         for (bool more = cursor.seek(MDB_SET_RANGE, key, value); more && key.substr(0, 4) == prefix;
-             more = cursor.get(MDB_NEXT, key, value)) {
-            std::optional<Reference> ref = decodeReference(value);
-            if (!ref)
-                throw damagedStore(s_.options.directory,
-                                   "corrupt reference record in file " + std::to_string(id));
-            uint32_t seq = uint32_t(readBigEndian(key.substr(4), 4));
-            txn_.del(s_.usrs, usrKey(ref->usrHash), usrValue(id, kRefTag, seq));
+             more = cursor.get(MDB_NEXT, key, value))
             cursor.del();
-        }
     }
 
     /// Counts a declaration of `name` (indexedName()) in or out of the name index: a name's first

@@ -4,6 +4,7 @@
 #include "store/snapshot_view.h"
 #include "store/store_check.h"
 #include "store/store_impl.h"
+#include "store/symbol_blocks.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -24,7 +25,7 @@ bool seekAtLeast(lmdb::Cursor& cursor, std::string_view& key, std::string_view& 
     return key.empty() ? cursor.get(MDB_FIRST, key, value) : cursor.seek(MDB_SET_RANGE, key, value);
 }
 
-constexpr unsigned kMaxDbs = 14;
+constexpr unsigned kMaxDbs = 16;
 constexpr unsigned kMaxReaders = 512;
 
 int acquireWriterLock(const std::filesystem::path& dir) {
@@ -84,6 +85,15 @@ lmdb::Env openEnv(const StoreOptions& options) {
                            flags | MDB_NOLOCK);
 }
 
+/// The rows of `rows` whose location is on lines [first, last].
+template <typename Row>
+std::vector<Row> onLines(std::vector<Row> rows, uint32_t first, uint32_t last) {
+    std::erase_if(rows, [&](const Row& row) {
+        return row.location.line < first || row.location.line > last;
+    });
+    return rows;
+}
+
 /// Reads rows of one snapshot, caching file paths by id.
 class SnapshotReader {
 public:
@@ -105,14 +115,176 @@ public:
         return found ? uint32_t(readBigEndian(*found, 4)) : 0;
     }
 
-    std::optional<Symbol> symbol(uint32_t id, uint32_t seq) const {
-        auto bytes = txn_.get(s_.symbols, rowKey(id, seq));
-        return bytes ? decodeSymbol(*bytes) : std::nullopt;
+    /// The declaration at row `seq` of file `id`. The block it is in stays decompressed for the
+    /// next call: a file's declarations of one name or USR are often neighbours.
+    std::optional<Symbol> symbol(uint32_t id, uint32_t seq) {
+        const uint32_t block = seq / uint32_t(kSymbolsPerBlock);
+        if (!cachedBlock_ || cachedBlockKey_ != std::pair(id, block)) {
+            cachedBlock_.reset();
+            auto bytes = txn_.get(s_.symbols, rowKey(id, block));
+            if (!bytes)
+                return std::nullopt;
+            cachedBlock_ = SymbolBlock::decode(*bytes);
+            if (!cachedBlock_)
+                throw damagedStore(s_.options.directory,
+                                   "corrupt symbol block in '" + path(id) + "'");
+            cachedBlockKey_ = {id, block};
+        }
+        const uint32_t index = seq % uint32_t(kSymbolsPerBlock);
+        if (index >= cachedBlock_->size())
+            return std::nullopt;
+        return decodeSymbol(cachedBlock_->row(index));
     }
 
-    std::optional<Reference> reference(uint32_t id, uint32_t seq) const {
-        auto bytes = txn_.get(s_.refs, rowKey(id, seq));
-        return bytes ? decodeReference(*bytes) : std::nullopt;
+    /// Calls fn(block) for file `id`'s blocks in `dbi`, in order, from `firstBlock` on, while it
+    /// returns true.
+    template <typename Fn>
+    void forEachBlock(uint32_t id, MDB_dbi dbi, uint32_t firstBlock, Fn&& fn) {
+        const std::string prefix = fileIdKey(id);
+        const std::string start = rowKey(id, firstBlock);
+        lmdb::Cursor cursor(txn_, dbi);
+        std::string_view k = start, v;
+        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.substr(0, 4) == prefix;
+             more = cursor.get(MDB_NEXT, k, v))
+            if (!fn(v))
+                return;
+    }
+
+    /// Appends the declarations of file `id` from block `firstBlock` on while `keep()` holds
+    /// after a block.
+    template <typename Keep>
+    void fileSymbolRows(uint32_t id, uint32_t firstBlock, std::vector<Symbol>& out, Keep&& keep) {
+        forEachBlock(id, s_.symbols, firstBlock, [&](std::string_view bytes) {
+            std::optional<SymbolBlock> block = SymbolBlock::decode(bytes);
+            if (!block)
+                throw damagedStore(s_.options.directory,
+                                   "corrupt symbol block in '" + path(id) + "'");
+            for (size_t i = 0; i < block->size(); ++i) {
+                std::optional<Symbol> symbol = decodeSymbol(block->row(i));
+                if (!symbol)
+                    throw damagedStore(s_.options.directory,
+                                       "corrupt symbol record in '" + path(id) + "'");
+                out.push_back(std::move(*symbol));
+            }
+            return keep();
+        });
+    }
+
+    std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) {
+        const uint32_t id = fileId(path);
+        if (!id)
+            return std::nullopt;
+        std::vector<Symbol> out;
+        fileSymbolRows(id, 0, out, [] { return true; });
+        return out;
+    }
+
+    std::optional<std::vector<Symbol>> fileSymbolsInLines(const std::string& path, uint32_t first,
+                                                          uint32_t last) {
+        const uint32_t id = fileId(path);
+        if (!id)
+            return std::nullopt;
+        std::vector<Symbol> symbols;
+        const uint32_t lo = firstBlockReaching(id, s_.symbols, first, symbolBlockFirstLine, path);
+        fileSymbolRows(id, lo == 0 ? 0 : lo - 1, symbols,
+                       [&] { return symbols.empty() || symbols.back().location.line <= last; });
+        return onLines(std::move(symbols), first, last);
+    }
+
+    /// The USR table of file `id`'s references; nullopt if it has none.
+    std::optional<UsrTable> refTable(uint32_t id) {
+        auto bytes = txn_.get(s_.refUsrs, fileIdKey(id));
+        if (!bytes)
+            return std::nullopt;
+        std::optional<UsrTable> table = UsrTable::parse(*bytes);
+        if (!table)
+            throw damagedStore(s_.options.directory,
+                               "corrupt reference table in '" + path(id) + "'");
+        return table;
+    }
+
+    /// Appends the references of file `id` from its block `firstBlock` on (all of them, or with
+    /// `only` those to that index of its table) while `keep()` holds after a block.
+    template <typename Keep>
+    void fileRefs(uint32_t id, const UsrTable& table, uint32_t firstBlock,
+                  std::optional<uint32_t> only, std::vector<Reference>& out, Keep&& keep) {
+        forEachBlock(id, s_.refs, firstBlock, [&](std::string_view block) {
+            if (!decodeRefBlock(block, table, out, only))
+                throw damagedStore(s_.options.directory,
+                                   "corrupt reference block in '" + path(id) + "'");
+            return keep();
+        });
+    }
+
+    /// The references of file `id` to the USR at `index` of its table.
+    std::vector<Reference> refsTo(uint32_t id, uint32_t index) {
+        std::vector<Reference> out;
+        if (std::optional<UsrTable> table = refTable(id))
+            if (index < table->targets())
+                fileRefs(id, *table, 0, index, out, [] { return true; });
+        return out;
+    }
+
+    std::optional<std::vector<Reference>> fileReferences(const std::string& path) {
+        const uint32_t id = fileId(path);
+        if (!id)
+            return std::nullopt;
+        std::vector<Reference> out;
+        if (std::optional<UsrTable> table = refTable(id))
+            fileRefs(id, *table, 0, std::nullopt, out, [] { return true; });
+        return out;
+    }
+
+    /// The first of file `id`'s blocks in `dbi` whose first line (`firstLine` reads it) is at
+    /// or after `line`, or the number of blocks: blocks are in source order, so a binary search
+    /// finds it; the block before may hold rows on `line` too.
+    template <typename FirstLine>
+    uint32_t firstBlockReaching(uint32_t id, MDB_dbi dbi, uint32_t line, FirstLine&& firstLine,
+                                const std::string& path) {
+        auto damaged = [&] {
+            return damagedStore(s_.options.directory, "corrupt block in '" + path + "'");
+        };
+        lmdb::Cursor cursor(txn_, dbi);
+        const std::string prefix = fileIdKey(id);
+        const std::string next = rowKey(id + 1, 0);
+        std::string_view k = next, v;
+        bool found = cursor.seek(MDB_SET_RANGE, k, v) ? cursor.get(MDB_PREV, k, v)
+                                                      : cursor.get(MDB_LAST, k, v);
+        if (!found || k.substr(0, 4) != prefix)
+            return 0;
+        uint32_t lo = 0, hi = rowSeq(k) + 1;
+        while (lo < hi) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            const std::string key = rowKey(id, mid);
+            k = key;
+            if (!cursor.seek(MDB_SET_KEY, k, v))
+                throw damaged(); // blocks are numbered from 0 without gaps
+            std::optional<uint32_t> at = firstLine(v);
+            if (!at)
+                throw damaged();
+            if (*at < line)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+
+    /// The references of `path` on lines [first, last].
+    std::optional<std::vector<Reference>> fileReferencesInLines(const std::string& path,
+                                                                uint32_t first, uint32_t last) {
+        const uint32_t id = fileId(path);
+        if (!id)
+            return std::nullopt;
+        std::vector<Reference> out;
+        std::optional<UsrTable> table = refTable(id);
+        if (!table)
+            return out;
+        const uint32_t lo = firstBlockReaching(id, s_.refs, first, refBlockFirstLine, path);
+        std::vector<Reference> refs;
+        fileRefs(id, *table, lo == 0 ? 0 : lo - 1, std::nullopt, refs,
+                 [&] { return refs.empty() || refs.back().location.line <= last; });
+        return onLines(std::move(refs), first, last);
     }
 
     /// Calls fn(fileId, tag, seq) for every index entry of a USR.
@@ -151,87 +323,12 @@ public:
                uint32_t(readBigEndian(v.substr(12), 4)));
     }
 
-    template <typename Row, typename Decode>
-    std::optional<std::vector<Row>> fileRows(const std::string& path, MDB_dbi dbi,
-                                             Decode&& decode) const {
-        uint32_t id = fileId(path);
-        if (!id)
-            return std::nullopt;
-        std::vector<Row> rows;
-        const std::string prefix = fileIdKey(id);
-        const std::string start = rowKey(id, 0);
-        lmdb::Cursor cursor(txn_, dbi);
-        std::string_view k = start, v;
-        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.substr(0, 4) == prefix;
-             more = cursor.get(MDB_NEXT, k, v)) {
-            auto row = decode(v);
-            if (!row)
-                throw damagedStore(s_.options.directory, "corrupt record in '" + path + "'");
-            rows.push_back(std::move(*row));
-        }
-        return rows;
-    }
-
-    /// The rows of `path` in `dbi` whose location is on lines [first, last]: rows are in source
-    /// order, so a binary search over their sequence numbers finds the first, reading only its
-    /// line.
-    template <typename Row, typename LineOf, typename Decode>
-    std::optional<std::vector<Row>> fileRowsInLines(const std::string& path, MDB_dbi dbi,
-                                                    uint32_t first, uint32_t last, LineOf&& lineOf,
-                                                    Decode&& decode) const {
-        uint32_t id = fileId(path);
-        if (!id)
-            return std::nullopt;
-        const std::string prefix = fileIdKey(id);
-        auto damaged = [&] {
-            return damagedStore(s_.options.directory, "corrupt record in '" + path + "'");
-        };
-        lmdb::Cursor cursor(txn_, dbi);
-        // The number of rows: one past the last sequence number of this file.
-        std::string_view k, v;
-        const std::string next = rowKey(id + 1, 0);
-        k = next;
-        bool found = cursor.seek(MDB_SET_RANGE, k, v) ? cursor.get(MDB_PREV, k, v)
-                                                      : cursor.get(MDB_LAST, k, v);
-        if (!found || k.substr(0, 4) != prefix)
-            return std::vector<Row>{};
-        uint32_t lo = 0, hi = rowSeq(k) + 1;
-        while (lo < hi) {
-            const uint32_t mid = lo + (hi - lo) / 2;
-            const std::string key = rowKey(id, mid);
-            k = key;
-            if (!cursor.seek(MDB_SET_KEY, k, v))
-                throw damaged(); // sequence numbers run from 0 without gaps
-            std::optional<uint32_t> at = lineOf(v);
-            if (!at)
-                throw damaged();
-            if (*at < first)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        std::vector<Row> rows;
-        const std::string start = rowKey(id, lo);
-        k = start;
-        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.substr(0, 4) == prefix;
-             more = cursor.get(MDB_NEXT, k, v)) {
-            std::optional<uint32_t> at = lineOf(v);
-            if (!at)
-                throw damaged();
-            if (*at > last)
-                break;
-            auto row = decode(v);
-            if (!row)
-                throw damaged();
-            rows.push_back(std::move(*row));
-        }
-        return rows;
-    }
-
 private:
     const SymbolStore::Impl& s_;
     const lmdb::Txn& txn_;
     std::unordered_map<uint32_t, std::string> paths_;
+    std::optional<SymbolBlock> cachedBlock_; ///< symbol()'s last block
+    std::pair<uint32_t, uint32_t> cachedBlockKey_;
 };
 
 std::shared_lock<CountedSharedMutex> globalReadLock(const SymbolStore::Impl& s) {
@@ -379,6 +476,7 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
         impl->tus = txn.openDb("tus", create);
         impl->symbols = txn.openDb("symbols", create);
         impl->refs = txn.openDb("refs", create);
+        impl->refUsrs = txn.openDb("refUsrs", create);
         impl->usrs = txn.openDb("usrs", create | MDB_DUPSORT | MDB_DUPFIXED);
         impl->names = txn.openDb("names", create | MDB_DUPSORT | MDB_DUPFIXED);
         impl->absent = txn.openDb("absent", create);
@@ -672,11 +770,11 @@ public:
     void
     forEachReference(uint64_t usrHash,
                      const std::function<void(const Reference&, const std::string&)>& fn) override {
-        reader_.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
+        reader_.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t index) {
             if (tag != kRefTag || shadowed(id))
                 return;
-            if (auto ref = reader_.reference(id, seq))
-                fn(*ref, reader_.path(id));
+            for (const Reference& ref : reader_.refsTo(id, index))
+                fn(ref, reader_.path(id));
         });
         for (const auto& file : staged_)
             for (uint32_t seq : EncodedFile::withUsr(file->refsByUsr, usrHash))
@@ -691,7 +789,7 @@ public:
                 symbols.push_back(stagedSymbol(*staged, seq));
             return symbols;
         }
-        return reader_.fileRows<Symbol>(path, s_.symbols, decodeSymbol);
+        return reader_.fileSymbols(path);
     }
 
     std::optional<std::vector<Reference>> fileReferences(const std::string& path) override {
@@ -702,7 +800,7 @@ public:
                 refs.push_back(stagedReference(*staged, seq));
             return refs;
         }
-        return reader_.fileRows<Reference>(path, s_.refs, decodeReference);
+        return reader_.fileReferences(path);
     }
 
     std::optional<std::vector<Symbol>> fileSymbolsInLines(const std::string& path, uint32_t first,
@@ -710,8 +808,7 @@ public:
         if (const EncodedFile* staged = stagedFile(path))
             return stagedInLines<Symbol>(staged->symbols, first, last, encodedSymbolLine,
                                          [&](uint32_t seq) { return stagedSymbol(*staged, seq); });
-        return reader_.fileRowsInLines<Symbol>(path, s_.symbols, first, last, encodedSymbolLine,
-                                               decodeSymbol);
+        return reader_.fileSymbolsInLines(path, first, last);
     }
 
     std::optional<std::vector<Reference>>
@@ -720,8 +817,7 @@ public:
             return stagedInLines<Reference>(
                 staged->references, first, last, encodedReferenceLine,
                 [&](uint32_t seq) { return stagedReference(*staged, seq); });
-        return reader_.fileRowsInLines<Reference>(path, s_.refs, first, last, encodedReferenceLine,
-                                                  decodeReference);
+        return reader_.fileReferencesInLines(path, first, last);
     }
 
     StoreStats stats() override {
@@ -729,8 +825,16 @@ public:
         st.formatVersion = kStoreFormatVersion;
         st.files = txn().entries(s_.files);
         st.tus = txn().entries(s_.tus);
-        st.symbols = txn().entries(s_.symbols);
-        st.references = txn().entries(s_.refs);
+        {
+            // What is committed: staged files are not counted until they are.
+            lmdb::Cursor cursor(txn(), s_.files);
+            std::string_view k, v;
+            for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
+                if (std::optional<FileRecord> file = decodeFileRecord(v)) {
+                    st.symbols += file->symbolCount;
+                    st.references += file->referenceCount;
+                }
+        }
         st.distinctNames = txn().entries(s_.nameIds);
         forEachTu([&](const std::string&, const TuRecord& record) {
             st.tusWithErrors += record.status == TuStatus::Errors;

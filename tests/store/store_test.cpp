@@ -165,6 +165,60 @@ TEST_CASE("re-indexing a file replaces its symbols and references", "[store]") {
     CHECK(store->file("/p/a.cc")->contentHash == 2);
 }
 
+TEST_CASE("a file's references in many blocks answer by symbol and by lines, and are replaced "
+          "whole",
+          "[store]") {
+    // 1,000 references, several per line, to 7 targets, most inside one of 3 containers: more
+    // than one block of kRefsPerBlock, so lookups cross block boundaries.
+    auto makeRefs = [](uint32_t targets, uint32_t lineStep) {
+        std::vector<Reference> refs;
+        for (uint32_t i = 0; i < 1000; ++i) {
+            Reference ref = makeRef("t" + std::to_string(i % targets), 1 + (i / 3) * lineStep);
+            ref.location.column = 1 + i % 3 * 10;
+            ref.container = i % 4 ? hash64("c:@f" + std::to_string(i % 3)) : 0;
+            ref.roles = uint16_t(i % 5 ? kRoleCall : kRoleReference | kRoleWrite);
+            refs.push_back(ref);
+        }
+        return refs;
+    };
+    TempDir dir;
+    auto store = openStore(dir);
+    const std::vector<Reference> first = makeRefs(7, 1);
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 1, {}, first)}));
+    store->flush();
+
+    REQUIRE(store->fileReferences("/p/a.cc") == first);
+    for (uint32_t t = 0; t < 7; ++t) {
+        std::vector<Reference> expected;
+        for (const Reference& ref : first)
+            if (ref.usrHash == hash64("c:@t" + std::to_string(t)))
+                expected.push_back(ref);
+        std::vector<Reference> found;
+        for (const ReferenceHit& hit : store->references(hash64("c:@t" + std::to_string(t))))
+            found.push_back(hit.reference);
+        CHECK(found == expected);
+    }
+    for (auto [from, to] : {std::pair(1u, 1u), {42u, 43u}, {128u, 300u}, {333u, 400u}}) {
+        std::vector<Reference> expected;
+        for (const Reference& ref : first)
+            if (ref.location.line >= from && ref.location.line <= to)
+                expected.push_back(ref);
+        INFO("lines " << from << "-" << to);
+        CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", from, to) == expected);
+    }
+
+    // Again with 2 targets on every other line: t2..t6 lose every reference.
+    const std::vector<Reference> second = makeRefs(2, 2);
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 2, {}, second)}));
+    store->flush();
+    CHECK(store->fileReferences("/p/a.cc") == second);
+    CHECK(store->references(hash64("c:@t0")).size() == 500);
+    for (uint32_t t = 2; t < 7; ++t)
+        CHECK(store->references(hash64("c:@t" + std::to_string(t))).empty());
+    CHECK(store->stats().references == 1000);
+    CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", 2, 2) == std::vector<Reference>{});
+}
+
 TEST_CASE("removing a file drops its rows and index entries", "[store]") {
     TempDir dir;
     auto store = openStore(dir);

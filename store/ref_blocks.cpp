@@ -1,0 +1,127 @@
+#include "store/ref_blocks.h"
+
+#include "store/encoding.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace symdex {
+
+RefBlocks encodeRefBlocks(const std::vector<Reference>& refs) {
+    std::vector<uint64_t> targets, containers;
+    targets.reserve(refs.size());
+    for (const Reference& ref : refs) {
+        targets.push_back(ref.usrHash);
+        if (ref.container)
+            containers.push_back(ref.container);
+    }
+    auto sortUnique = [](std::vector<uint64_t>& v) {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+    };
+    sortUnique(targets);
+    sortUnique(containers);
+    std::erase_if(containers, [&](uint64_t usr) {
+        return std::binary_search(targets.begin(), targets.end(), usr);
+    });
+
+    RefBlocks out;
+    out.targets = uint32_t(targets.size());
+    std::unordered_map<uint64_t, uint32_t> index;
+    index.reserve(targets.size() + containers.size());
+    appendBigEndian(out.usrTable, targets.size(), 4);
+    for (const auto* part : {&targets, &containers})
+        for (uint64_t usr : *part) {
+            index.emplace(usr, uint32_t(index.size()));
+            appendBigEndian(out.usrTable, usr, 8);
+        }
+
+    for (size_t begin = 0; begin < refs.size(); begin += kRefsPerBlock) {
+        const size_t end = std::min(refs.size(), begin + kRefsPerBlock);
+        std::string block;
+        Writer w(block);
+        w.varint(end - begin);
+        int64_t line = 0;
+        for (size_t i = begin; i < end; ++i) {
+            const Reference& ref = refs[i];
+            w.svarint(int64_t(ref.location.line) - line);
+            line = ref.location.line;
+            w.varint(ref.location.column);
+            w.varint(ref.roles);
+            w.varint(index.at(ref.usrHash));
+            w.varint(ref.container ? index.at(ref.container) + 1 : 0);
+        }
+        out.blocks.push_back(std::move(block));
+    }
+    return out;
+}
+
+std::optional<UsrTable> UsrTable::parse(std::string_view bytes) {
+    if (bytes.size() < 4 || (bytes.size() - 4) % 8 != 0)
+        return std::nullopt;
+    UsrTable table;
+    table.bytes_ = bytes;
+    table.targets_ = uint32_t(readBigEndian(bytes, 4));
+    if (table.targets_ > table.size())
+        return std::nullopt;
+    return table;
+}
+
+uint64_t UsrTable::at(size_t index) const {
+    return readBigEndian(bytes_.substr(4 + 8 * index), 8);
+}
+
+std::optional<uint32_t> UsrTable::findTarget(uint64_t usrHash) const {
+    size_t lo = 0, hi = targets_;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const uint64_t at = this->at(mid);
+        if (at == usrHash)
+            return uint32_t(mid);
+        if (at < usrHash)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return std::nullopt;
+}
+
+bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,
+                    std::optional<uint32_t> only) {
+    Reader r(block);
+    const uint64_t count = r.varint();
+    if (count == 0 || count > kRefsPerBlock)
+        return false;
+    const size_t size = table.size();
+    int64_t line = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+        line += r.svarint();
+        const uint64_t column = r.varint();
+        const uint64_t roles = r.varint();
+        const uint64_t usr = r.varint();
+        const uint64_t container = r.varint();
+        if (r.failed() || line < 0 || line > UINT32_MAX || column > UINT32_MAX ||
+            roles > UINT16_MAX || usr >= table.targets() || container > size)
+            return false;
+        if (only && usr != *only)
+            continue;
+        Reference ref;
+        ref.usrHash = table.at(usr);
+        ref.location = {uint32_t(line), uint32_t(column)};
+        ref.roles = uint16_t(roles);
+        ref.container = container ? table.at(container - 1) : 0;
+        out.push_back(ref);
+    }
+    return r.atEnd();
+}
+
+std::optional<uint32_t> refBlockFirstLine(std::string_view block) {
+    Reader r(block);
+    r.varint();
+    const int64_t line = r.svarint();
+    if (r.failed() || line < 0 || line > UINT32_MAX)
+        return std::nullopt;
+    return uint32_t(line);
+}
+
+} // namespace symdex

@@ -1,0 +1,62 @@
+// How the store keeps a file's references (format 11): not one row per reference, but
+//
+//   - the file's USR table: the distinct USR hashes its references name, sorted, then those that
+//     are only containers, sorted; each a fixed 8 bytes big-endian, so a lookup is a binary search
+//     over the stored bytes; and
+//   - the references in source order, in blocks of kRefsPerBlock, each reference a few varints:
+//     the line as the difference from the one before, the column, the roles, and the indexes of
+//     its USR and its container in the table.
+//
+// A reference then costs about 5 bytes instead of a 21-byte row under an 8-byte key plus a
+// 9-byte `usrs` entry (docs/store-format.md). The `usrs` index holds one entry per USR and file
+// instead of one per reference: "references to X" reads X's entries, then the blocks of each
+// file they name, keeping the references to X.
+#pragma once
+
+#include "store/records.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symdex {
+
+inline constexpr size_t kRefsPerBlock = 128;
+
+/// A file's references, encoded for the store.
+struct RefBlocks {
+    std::string usrTable;            ///< u32 targets, then 8 bytes per USR hash
+    std::vector<std::string> blocks; ///< kRefsPerBlock references each (the last may be shorter)
+    uint32_t targets = 0;            ///< the first `targets` USRs of the table are named by refs
+};
+
+/// Encodes `refs` (in source order) as a USR table and blocks.
+RefBlocks encodeRefBlocks(const std::vector<Reference>& refs);
+
+/// A file's USR table as stored, read in place.
+class UsrTable {
+public:
+    /// nullopt if `bytes` is not a table.
+    static std::optional<UsrTable> parse(std::string_view bytes);
+    size_t size() const { return (bytes_.size() - 4) / 8; }
+    /// The USRs the file's references name (the first part of the table).
+    uint32_t targets() const { return targets_; }
+    uint64_t at(size_t index) const;
+    /// The index of `usrHash` among the targets, if the file's references name it.
+    std::optional<uint32_t> findTarget(uint64_t usrHash) const;
+
+private:
+    std::string_view bytes_;
+    uint32_t targets_ = 0;
+};
+
+/// Appends the references of one block to `out`; false if the block is malformed or names an
+/// index outside `table`. With `only`, keeps only the references to that table index.
+bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,
+                    std::optional<uint32_t> only = std::nullopt);
+/// The line of a block's first reference, read without decoding the rest.
+std::optional<uint32_t> refBlockFirstLine(std::string_view block);
+
+} // namespace symdex
