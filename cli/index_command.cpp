@@ -96,6 +96,9 @@ private:
     std::thread thread_;
 };
 
+/// `symdex index` compacts the store when at least this share of its file is free pages.
+constexpr double kCompactFreeShare = 0.25;
+
 void printSummary(const IndexSummary& s, const SymbolStore& store) {
     const StoreStats st = store.stats();
     std::printf("%zu of %zu TUs up to date; parsed %zu with %u thread%s\n", s.tusUpToDate,
@@ -275,6 +278,9 @@ int runIndex(const QStringList& args) {
         "prune-empty",
         "When the compilation database lists no file that exists ([] or every file missing), "
         "remove every TU from the store. Without it such a run changes nothing and fails."));
+    parser.addOption(QCommandLineOption(
+        "no-compact", "Leave the store's file as the run left it. By default, when a quarter or "
+                      "more of it is free pages, it is rewritten without them, every page full."));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
     if (!parseCommandLine(parser, args,
@@ -342,7 +348,17 @@ int runIndex(const QStringList& args) {
         ProgressReporter progress(indexer, !parser.isSet("quiet"));
         summary = indexer.run(db);
     }
+    // After a run that wrote much (a cold index above all), LMDB's file holds the pages the
+    // last commits freed and pages split half-full; rewritten, it is about half the size.
+    const CompactStats compacted =
+        parser.isSet("no-compact") ? CompactStats{} : store->compact(kCompactFreeShare);
     printSummary(summary, *store);
+    if (compacted.compacted)
+        std::printf("  compacted: %.1f MiB -> %.1f MiB in %.2f s (%.0f%% of the file was free "
+                    "pages)\n",
+                    double(compacted.bytesBefore) / (1 << 20),
+                    double(compacted.bytesAfter) / (1 << 20), compacted.seconds,
+                    100.0 * double(compacted.freePages) / double(compacted.filePages));
     if (parser.isSet("stats"))
         printLockStats(summary, storeOptions.lockMode);
     return kExitOk;

@@ -73,6 +73,20 @@ struct PendingTu {
 
 using WriteOp = std::variant<PendingTu, StoreEdit>;
 
+/// `open.lock` in the store directory, flock()ed: shared while a process opens the environment,
+/// exclusive while compact() swaps data.mdb and lock.mdb, so that an open maps the old pair or the
+/// new one, never one of each.
+class OpenLock {
+public:
+    OpenLock(const std::filesystem::path& dir, int operation);
+    ~OpenLock();
+    OpenLock(const OpenLock&) = delete;
+    OpenLock& operator=(const OpenLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 class SymbolStore::Impl {
 public:
     ~Impl();
@@ -83,6 +97,31 @@ public:
     MDB_dbi absent = 0, absentPaths = 0; ///< TuRecord::absentIds: id -> path, path -> id
     MDB_dbi nameIds = 0, nameText = 0, words = 0, postings = 0; ///< the name index
     int writerLockFd = -1; ///< flock()ed file that keeps a second writer process out
+
+    /// Every table: its name, its handle's member, its flags. Opening and compaction go by it.
+    struct Table {
+        const char* name;
+        MDB_dbi Impl::*dbi;
+        unsigned flags;
+    };
+    static constexpr unsigned kDups = MDB_DUPSORT | MDB_DUPFIXED;
+    static constexpr Table kTables[] = {
+        {"meta", &Impl::meta, 0},
+        {"files", &Impl::files, 0},
+        {"paths", &Impl::paths, 0},
+        {"tus", &Impl::tus, 0},
+        {"symbols", &Impl::symbols, 0},
+        {"refs", &Impl::refs, 0},
+        {"refUsrs", &Impl::refUsrs, 0},
+        {"usrs", &Impl::usrs, kDups},
+        {"names", &Impl::names, kDups},
+        {"absent", &Impl::absent, 0},
+        {"absentPaths", &Impl::absentPaths, 0},
+        {"nameIds", &Impl::nameIds, 0},
+        {"nameText", &Impl::nameText, 0},
+        {"words", &Impl::words, 0},
+        {"postings", &Impl::postings, kDups},
+    };
 
     /// Held shared by every read transaction and exclusively while the map is resized:
     /// mdb_env_set_mapsize requires that no transaction of this process is active.
@@ -100,6 +139,9 @@ public:
         lmdb::Txn txn;
     };
     ReadTxn beginRead() const;
+    /// Opens `env` on options.directory, checks it (store_check.h) and opens the tables; throws
+    /// StoreError (damaged, wrong version). Requires the OpenLock, shared.
+    void openEnvironment();
     /// Begins a transaction, adopting a map another process grew first. Requires that the caller
     /// holds no transaction and no lock on mapResizeMu.
     lmdb::Txn beginTxn(bool readOnly) const;

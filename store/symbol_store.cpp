@@ -25,7 +25,7 @@ bool seekAtLeast(lmdb::Cursor& cursor, std::string_view& key, std::string_view& 
     return key.empty() ? cursor.get(MDB_FIRST, key, value) : cursor.seek(MDB_SET_RANGE, key, value);
 }
 
-constexpr unsigned kMaxDbs = 16;
+constexpr unsigned kMaxDbs = std::size(SymbolStore::Impl::kTables) + 1;
 constexpr unsigned kMaxReaders = 512;
 
 int acquireWriterLock(const std::filesystem::path& dir) {
@@ -51,6 +51,27 @@ int acquireWriterLock(const std::filesystem::path& dir) {
     }
     return fd;
 }
+
+} // namespace
+
+OpenLock::OpenLock(const std::filesystem::path& dir, int operation) {
+    const std::string path = (dir / "open.lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+        fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); // a store of another user
+    // No lock file and no right to create one: nobody with that right compacts meanwhile
+    // either, but a writer of the store's owner could; opening goes on unguarded, as before.
+    if (fd_ >= 0)
+        while (flock(fd_, operation) != 0 && errno == EINTR) {
+        }
+}
+
+OpenLock::~OpenLock() {
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+namespace {
 
 /// Removes the LMDB files under the writer lock. A process that has them open keeps reading the
 /// old contents: unlinking does not touch its map, and the new lock file is not the one whose
@@ -433,6 +454,54 @@ SymbolStore::Impl::~Impl() {
         ::close(writerLockFd);
 }
 
+void SymbolStore::Impl::openEnvironment() {
+    const std::filesystem::path& dir = options.directory;
+    // Checked before LMDB maps the file: a file shorter than its used pages raises SIGBUS.
+    if (std::string problem = checkDataFileHeader(dir / "data.mdb"); !problem.empty())
+        throw damagedStore(dir, problem);
+    env = openEnv(options);
+    {
+        // Every page this snapshot reaches, before any query follows one: LMDB trusts its file
+        // and crashes on a scribbled page. A writer's later snapshots are its own commits.
+        lmdb::Txn check = beginTxn(/*readOnly=*/true);
+        const size_t txnId = mdb_txn_id(check.get());
+        if (!verifiedStampMatches(dir, txnId)) {
+            if (std::string problem = checkSnapshotTrees(env, check); !problem.empty())
+                throw damagedStore(dir, problem);
+            writeVerifiedStamp(dir, txnId);
+        }
+    }
+
+    lmdb::Txn txn = beginTxn(options.readOnly);
+    const unsigned create = options.readOnly ? 0u : unsigned(MDB_CREATE);
+    try {
+        for (const Table& table : kTables)
+            this->*table.dbi = txn.openDb(table.name, create | table.flags);
+    } catch (const StoreError& e) {
+        throw StoreError("'" + dir.string() + "' is not a symdex store (" + e.what() +
+                             "); rebuild it with: " + rebuildCommand(dir),
+                         e.lmdbCode(), StoreError::Kind::WrongVersion);
+    }
+    std::string version;
+    appendBigEndian(version, kStoreFormatVersion, 4);
+    if (auto stored = txn.get(meta, "format")) {
+        if (*stored != version) {
+            uint32_t found = stored->size() == 4 ? uint32_t(readBigEndian(*stored, 4)) : 0;
+            throw StoreError("the store '" + dir.string() + "' has format version " +
+                                 std::to_string(found) + ", this symdex reads version " +
+                                 std::to_string(kStoreFormatVersion) +
+                                 "; rebuild it with: " + rebuildCommand(dir),
+                             0, StoreError::Kind::WrongVersion);
+        }
+    } else if (options.readOnly) {
+        throw StoreError("the store '" + dir.string() + "' is empty: run `symdex index` first");
+    } else {
+        txn.put(meta, "format", version);
+    }
+    // Committed even when read-only: handles opened in an aborted transaction are closed.
+    txn.commit();
+}
+
 std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
     auto impl = std::make_unique<Impl>();
     impl->options = options;
@@ -451,64 +520,12 @@ std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
         if (options.startEmpty)
             removeStoreFiles(dir);
     }
-    // Checked before LMDB maps the file: a file shorter than its used pages raises SIGBUS.
-    if (std::string problem = checkDataFileHeader(dir / "data.mdb"); !problem.empty())
-        throw damagedStore(dir, problem);
-    impl->env = openEnv(options);
     {
-        // Every page this snapshot reaches, before any query follows one: LMDB trusts its file
-        // and crashes on a scribbled page. A writer's later snapshots are its own commits.
-        lmdb::Txn check = impl->beginTxn(/*readOnly=*/true);
-        const size_t txnId = mdb_txn_id(check.get());
-        if (!verifiedStampMatches(dir, txnId)) {
-            if (std::string problem = checkSnapshotTrees(impl->env, check); !problem.empty())
-                throw damagedStore(dir, problem);
-            writeVerifiedStamp(dir, txnId);
-        }
+        // A compaction swaps data.mdb and lock.mdb while it holds this lock exclusively: the
+        // pair an open maps is always the old one or the new one.
+        OpenLock shared(dir, LOCK_SH);
+        impl->openEnvironment();
     }
-
-    lmdb::Txn txn = impl->beginTxn(options.readOnly);
-    const unsigned create = options.readOnly ? 0u : unsigned(MDB_CREATE);
-    try {
-        impl->meta = txn.openDb("meta", create);
-        impl->files = txn.openDb("files", create);
-        impl->paths = txn.openDb("paths", create);
-        impl->tus = txn.openDb("tus", create);
-        impl->symbols = txn.openDb("symbols", create);
-        impl->refs = txn.openDb("refs", create);
-        impl->refUsrs = txn.openDb("refUsrs", create);
-        impl->usrs = txn.openDb("usrs", create | MDB_DUPSORT | MDB_DUPFIXED);
-        impl->names = txn.openDb("names", create | MDB_DUPSORT | MDB_DUPFIXED);
-        impl->absent = txn.openDb("absent", create);
-        impl->absentPaths = txn.openDb("absentPaths", create);
-        impl->nameIds = txn.openDb("nameIds", create);
-        impl->nameText = txn.openDb("nameText", create);
-        impl->words = txn.openDb("words", create);
-        impl->postings = txn.openDb("postings", create | MDB_DUPSORT | MDB_DUPFIXED);
-    } catch (const StoreError& e) {
-        throw StoreError("'" + dir.string() + "' is not a symdex store (" + e.what() +
-                             "); rebuild it with: " + rebuildCommand(dir),
-                         e.lmdbCode(), StoreError::Kind::WrongVersion);
-    }
-    std::string version;
-    appendBigEndian(version, kStoreFormatVersion, 4);
-    if (auto stored = txn.get(impl->meta, "format")) {
-        if (*stored != version) {
-            uint32_t found = stored->size() == 4 ? uint32_t(readBigEndian(*stored, 4)) : 0;
-            throw StoreError("the store '" + dir.string() + "' has format version " +
-                                 std::to_string(found) + ", this symdex reads version " +
-                                 std::to_string(kStoreFormatVersion) +
-                                 "; rebuild it with: " + rebuildCommand(dir),
-                             0, StoreError::Kind::WrongVersion);
-        }
-    } else if (options.readOnly) {
-        throw StoreError("the store '" + dir.string() + "' is empty: run `symdex index` first");
-    } else {
-        txn.put(impl->meta, "format", version);
-    }
-    // Committed even when read-only: handles opened in an aborted transaction are closed.
-    txn.commit();
-
     if (!options.readOnly)
         impl->startWriter();
     return std::unique_ptr<SymbolStore>(new SymbolStore(std::move(impl)));

@@ -37,6 +37,16 @@ struct StoreOptions {
     LockMode lockMode = LockMode::PerFile;
 };
 
+/// What SymbolStore::compact() did.
+struct CompactStats {
+    bool compacted = false;
+    uint64_t bytesBefore = 0; ///< data.mdb before
+    uint64_t bytesAfter = 0;  ///< and after
+    uint64_t freePages = 0;   ///< of the file before, unused
+    uint64_t filePages = 0;
+    double seconds = 0;
+};
+
 /// The persistent store (see the top of this file). Opening it checks the file; reading never
 /// waits for the writer; writing goes through one committer thread.
 class SymbolStore final : public Store {
@@ -69,6 +79,14 @@ public:
     StoreSnapshot snapshot() const override;
 
     const std::filesystem::path& directory() const;
+
+    /// Rewrites data.mdb without its free pages and with the pages of every table full — a copy
+    /// loaded in key order with LMDB's append mode replaces it — when at least `minFreeShare` of
+    /// the file is free pages (the pages earlier transactions left behind: LMDB reuses them but
+    /// never gives them back). Waits for the writer first; requires that no snapshot of this store
+    /// is alive. A process that opened the store before keeps reading the old file, whole; one
+    /// that opens it after reads the new one (docs/store-format.md, "Compaction").
+    CompactStats compact(double minFreeShare);
 
     class Impl;
 

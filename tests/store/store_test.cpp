@@ -2,6 +2,8 @@
 #include "store/latency_histogram.h"
 #include "store/lmdb.h"
 #include "store/outline.h"
+#include "store/store_check.h"
+#include "store/store_dump.h"
 #include "store/symbol_store.h"
 #include "test_util.h"
 
@@ -12,7 +14,9 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 using namespace symdex;
@@ -217,6 +221,71 @@ TEST_CASE("a file's references in many blocks answer by symbol and by lines, and
         CHECK(store->references(hash64("c:@t" + std::to_string(t))).empty());
     CHECK(store->stats().references == 1000);
     CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", 2, 2) == std::vector<Reference>{});
+}
+
+TEST_CASE("compaction rewrites the file smaller, every answer the same, and writing goes on",
+          "[store][compact]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    options.batchMaxFiles = 4; // many commits, as a cold index makes: free pages behind them
+    auto store = SymbolStore::open(options);
+    auto publishAll = [&](uint64_t version) {
+        for (int f = 0; f < 200; ++f) {
+            const std::string path = "/p/f" + std::to_string(f) + ".cc";
+            std::vector<Symbol> symbols;
+            std::vector<Reference> refs;
+            for (uint32_t i = 0; i < 40; ++i) {
+                const std::string name = "ns::fn" + std::to_string(f) + "_" + std::to_string(i);
+                symbols.push_back(makeSymbol(name, SymbolKind::Function, 1 + 2 * i, true));
+                refs.push_back(makeRef(
+                    "ns::fn" + std::to_string((f + 1) % 200) + "_" + std::to_string(i), 2 + 2 * i));
+            }
+            store->publish(makeTu(path, {makeFile(path, version, symbols, refs)}));
+        }
+        store->flush();
+    };
+    publishAll(1);
+    publishAll(2);
+    auto dump = [&] {
+        std::ostringstream out;
+        dumpStore(*store, out);
+        return out.str();
+    };
+    const std::string before = dump();
+
+    CHECK_FALSE(store->compact(1.0).compacted); // less than all of it is free
+    const CompactStats stats = store->compact(0.0);
+    REQUIRE(stats.compacted);
+    CHECK(stats.freePages > 0);
+    CHECK(stats.bytesAfter < stats.bytesBefore);
+    CHECK(std::filesystem::file_size(options.directory / "data.mdb") == stats.bytesAfter);
+    CHECK_FALSE(std::filesystem::exists(options.directory / "compact.tmp"));
+    CHECK(dump() == before);
+
+    // The writer runs again, on the new file.
+    store->publish(
+        makeTu("/p/new.cc",
+               {makeFile("/p/new.cc", 3, {makeSymbol("ns::fresh", SymbolKind::Function, 1, true)},
+                         {makeRef("ns::fn0_0", 2)})}));
+    store->flush();
+    CHECK(store->resolveName("ns::fresh").size() == 1);
+    CHECK(store->references(hash64("c:@ns::fn0_0")).size() == 2);
+
+    // Reopened: the same contents, and no walk of the file: the stamp names the new file.
+    const std::string after = dump();
+    store.reset();
+    std::ifstream stamp(options.directory / "verified");
+    std::string inode, size, mtime, ctime;
+    size_t txnId = 0;
+    REQUIRE(stamp >> inode >> size >> mtime >> ctime >> txnId);
+    CHECK(verifiedStampMatches(options.directory, txnId));
+    options.readOnly = true;
+    auto reader = SymbolStore::open(options);
+    std::ostringstream out;
+    dumpStore(*reader, out);
+    CHECK(out.str() == after);
 }
 
 TEST_CASE("removing a file drops its rows and index entries", "[store]") {
