@@ -39,13 +39,35 @@ std::string nameValue(uint64_t usrHash, uint32_t id, uint32_t seq) {
     return v;
 }
 
-std::string usrValue(uint32_t id, char tag, uint32_t seq) {
-    std::string v;
-    v.reserve(9);
-    appendBigEndian(v, id, 4);
-    v.push_back(tag);
-    appendBigEndian(v, seq, 4);
-    return v;
+std::string encodeUsrRow(const std::vector<UsrEntry>& entries) {
+    std::string out;
+    Writer w(out);
+    w.varint(entries.size());
+    uint32_t fileId = 0;
+    for (const UsrEntry& entry : entries) {
+        w.varint(entry.fileId - fileId);
+        fileId = entry.fileId;
+        w.varint(uint64_t(entry.seq) << 1 | (entry.tag == kRefTag ? 1 : 0));
+    }
+    return out;
+}
+
+bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries) {
+    Reader r(bytes);
+    const uint64_t count = r.varint();
+    if (r.failed() || count > bytes.size())
+        return false;
+    entries.clear();
+    entries.reserve(count);
+    uint64_t fileId = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+        fileId += r.varint();
+        const uint64_t seq = r.varint();
+        if (r.failed() || fileId > UINT32_MAX || (seq >> 1) > UINT32_MAX)
+            return false;
+        entries.push_back({uint32_t(fileId), seq & 1 ? kRefTag : kDeclTag, uint32_t(seq >> 1)});
+    }
+    return r.atEnd();
 }
 
 std::string postingValue(size_t nameLength, uint32_t nameId) {

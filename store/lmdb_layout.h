@@ -10,7 +10,7 @@
 //            zstd-compressed 16 a block (symbol_blocks.h)
 //   refs     u32 fileId | u32 block -> RefBlock        a file's references, in source order
 //   refUsrs  u32 fileId -> UsrTable                    the USRs they name (ref_blocks.h)
-//   usrs     u64 usrHash -> {u32 fileId | u8 'D'/'R' | u32 seq}   (DUPSORT|DUPFIXED)
+//   usrs     u64 usrHash -> UsrRow: sorted {fileId, 'D'/'R', seq}, varints (encodeUsrRow)
 //            'D': seq is a row of `symbols`; 'R': the file's references name the USR, seq is its
 //            index in the file's UsrTable
 //   names    lower-case name -> {u64 usrHash | u32 fileId | u32 seq}  (DUPSORT|DUPFIXED)
@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace symdex {
 
@@ -38,9 +39,19 @@ uint32_t rowSeq(std::string_view rowKey);
 std::string usrKey(uint64_t usrHash);
 /// A `names` value: the symbol's USR hash and its row.
 std::string nameValue(uint64_t usrHash, uint32_t fileId, uint32_t seq);
-/// A `usrs` value: a row of `symbols` (kDeclTag), or a file whose references name the USR and
-/// its index in the file's UsrTable (kRefTag).
-std::string usrValue(uint32_t fileId, char tag, uint32_t seq);
+/// One entry of a `usrs` row: a declaration, row `seq` of `symbols` (kDeclTag), or a file whose
+/// references name the USR, `seq` its index in the file's UsrTable (kRefTag).
+struct UsrEntry {
+    uint32_t fileId = 0;
+    char tag = 0;
+    uint32_t seq = 0;
+    friend auto operator<=>(const UsrEntry&, const UsrEntry&) = default;
+};
+/// A `usrs` value: the entries of one USR, sorted, as varints (the file id as the difference
+/// from the one before; the sequence number shifted left, the low bit set for kRefTag).
+std::string encodeUsrRow(const std::vector<UsrEntry>& entries);
+/// False if `bytes` is not a row.
+bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries);
 /// A `postings` value: the name's length, then its id, so a token's names come shortest first.
 std::string postingValue(size_t nameLength, uint32_t nameId);
 inline constexpr size_t kPostingBytes = 6;

@@ -113,7 +113,7 @@ public:
         {"symbols", &Impl::symbols, 0},
         {"refs", &Impl::refs, 0},
         {"refUsrs", &Impl::refUsrs, 0},
-        {"usrs", &Impl::usrs, kDups},
+        {"usrs", &Impl::usrs, 0},
         {"names", &Impl::names, kDups},
         {"absent", &Impl::absent, 0},
         {"absentPaths", &Impl::absentPaths, 0},

@@ -122,10 +122,13 @@ public:
         nextNameId_ = names.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
     }
 
-    /// Drops from the name index the names no declaration has any more. Called once before the
-    /// commit, so that a file written again in the same transaction (every re-index) keeps its
-    /// names' entries rather than deleting and adding them back.
+    /// Drops from the name index the names no declaration has any more, and writes the `usrs`
+    /// rows this transaction changed. Called once before the commit, so that a file written
+    /// again in the same transaction (every re-index) keeps its names' entries rather than
+    /// deleting and adding them back, and a USR's row is written once however many files of the
+    /// batch name it.
     void finish() {
+        writeUsrRows();
         for (const std::string& name : unnamed_) {
             auto found = txn_.get(s_.nameIds, name);
             if (!found || readBigEndian(found->substr(4), 4) != 0)
@@ -274,7 +277,7 @@ private:
                 txn_.put(s_.names, symbol.nameKey, nameValue(symbol.usrHash, id, seq));
                 countName(symbol.name, +1);
             }
-            txn_.put(s_.usrs, usrKey(symbol.usrHash), usrValue(id, kDeclTag, seq));
+            editUsr(symbol.usrHash, {id, kDeclTag, seq}, true);
         }
         const RefBlocks& refs = file.refBlocks;
         if (!refs.blocks.empty()) {
@@ -283,7 +286,7 @@ private:
                 txn_.put(s_.refs, rowKey(id, block), refs.blocks[block]);
             const std::optional<UsrTable> table = UsrTable::parse(refs.usrTable);
             for (uint32_t index = 0; index < table->targets(); ++index)
-                txn_.put(s_.usrs, usrKey(table->at(index)), usrValue(id, kRefTag, index));
+                editUsr(table->at(index), {id, kRefTag, index}, true);
         }
         FileRecord record = file.record;
         record.ownerFileId = file.ownerPath.empty() ? 0 : fileId(file.ownerPath, true);
@@ -317,7 +320,7 @@ private:
                         txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
                         countName(indexedName(symbol->name), -1);
                     }
-                    txn_.del(s_.usrs, usrKey(usrHash), usrValue(id, kDeclTag, seq));
+                    editUsr(usrHash, {id, kDeclTag, seq}, false);
                 }
                 cursor.del();
             }
@@ -329,7 +332,7 @@ private:
                 throw damagedStore(s_.options.directory,
                                    "corrupt reference table of file " + std::to_string(id));
             for (uint32_t index = 0; index < table->targets(); ++index)
-                txn_.del(s_.usrs, usrKey(table->at(index)), usrValue(id, kRefTag, index));
+                editUsr(table->at(index), {id, kRefTag, index}, false);
             txn_.del(s_.refUsrs, prefix);
         }
         lmdb::Cursor cursor(txn_, s_.refs);
@@ -338,6 +341,34 @@ private:
         for (bool more = cursor.seek(MDB_SET_RANGE, key, value); more && key.substr(0, 4) == prefix;
              more = cursor.get(MDB_NEXT, key, value))
             cursor.del();
+    }
+
+    /// Adds (or removes) `entry` to the `usrs` row of `usrHash`, at finish(), in call order.
+    void editUsr(uint64_t usrHash, UsrEntry entry, bool add) {
+        usrEdits_[usrHash].emplace_back(entry, add);
+    }
+
+    void writeUsrRows() {
+        std::vector<UsrEntry> entries;
+        for (auto& [usrHash, edits] : usrEdits_) {
+            const std::string key = usrKey(usrHash);
+            entries.clear();
+            if (auto row = txn_.get(s_.usrs, key); row && !decodeUsrRow(*row, entries))
+                throw damagedStore(s_.options.directory, "corrupt usrs row");
+            for (const auto& [entry, add] : edits) {
+                auto at = std::lower_bound(entries.begin(), entries.end(), entry);
+                const bool present = at != entries.end() && *at == entry;
+                if (add && !present)
+                    entries.insert(at, entry);
+                else if (!add && present)
+                    entries.erase(at);
+            }
+            if (entries.empty())
+                txn_.del(s_.usrs, key);
+            else
+                txn_.put(s_.usrs, key, encodeUsrRow(entries));
+        }
+        usrEdits_.clear();
     }
 
     /// Counts a declaration of `name` (indexedName()) in or out of the name index: a name's first
@@ -393,6 +424,8 @@ private:
     uint32_t nextAbsentId_ = 1;
     uint32_t nextNameId_ = 1;
     std::unordered_set<std::string> unnamed_; ///< names whose count reached 0 (finish())
+    /// The `usrs` rows to change at finish(): per USR, entries added (true) or removed, in order.
+    std::unordered_map<uint64_t, std::vector<std::pair<UsrEntry, bool>>> usrEdits_;
     std::vector<std::pair<std::string, uint64_t>> committed_;
     std::unordered_map<std::string, uint64_t> written_; ///< path -> staged version written
 };

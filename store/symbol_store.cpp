@@ -308,29 +308,27 @@ public:
         return onLines(std::move(refs), first, last);
     }
 
+    /// The `usrs` entries of a USR: its declarations and the files whose references name it.
+    const std::vector<UsrEntry>& usrEntries(uint64_t usrHash) {
+        usrEntries_.clear();
+        if (auto row = txn_.get(s_.usrs, usrKey(usrHash)); row && !decodeUsrRow(*row, usrEntries_))
+            throw damagedStore(s_.options.directory, "corrupt usrs row");
+        return usrEntries_;
+    }
+
     /// Calls fn(fileId, tag, seq) for every index entry of a USR.
-    template <typename Fn> void forEachUsrEntry(uint64_t usrHash, Fn&& fn) const {
-        lmdb::Cursor cursor(txn_, s_.usrs);
-        std::string key = usrKey(usrHash);
-        std::string_view k = key, v;
-        for (bool more = cursor.seek(MDB_SET_KEY, k, v); more;
-             more = cursor.get(MDB_NEXT_DUP, k, v))
-            fn(uint32_t(readBigEndian(v, 4)), v[4], uint32_t(readBigEndian(v.substr(5), 4)));
+    template <typename Fn> void forEachUsrEntry(uint64_t usrHash, Fn&& fn) {
+        const std::vector<UsrEntry> entries = usrEntries(usrHash);
+        for (const UsrEntry& entry : entries)
+            fn(entry.fileId, entry.tag, entry.seq);
     }
 
     /// The first usrs-index entry of `usrHash` (fileId, seq) that `wanted(fileId, tag)` accepts.
     template <typename Wanted>
-    std::optional<std::pair<uint32_t, uint32_t>> firstUsrEntry(uint64_t usrHash,
-                                                               Wanted&& wanted) const {
-        lmdb::Cursor cursor(txn_, s_.usrs);
-        std::string key = usrKey(usrHash);
-        std::string_view k = key, v;
-        for (bool more = cursor.seek(MDB_SET_KEY, k, v); more;
-             more = cursor.get(MDB_NEXT_DUP, k, v)) {
-            const uint32_t id = uint32_t(readBigEndian(v, 4));
-            if (wanted(id, v[4]))
-                return std::pair(id, uint32_t(readBigEndian(v.substr(5), 4)));
-        }
+    std::optional<std::pair<uint32_t, uint32_t>> firstUsrEntry(uint64_t usrHash, Wanted&& wanted) {
+        for (const UsrEntry& entry : usrEntries(usrHash))
+            if (wanted(entry.fileId, entry.tag))
+                return std::pair(entry.fileId, entry.seq);
         return std::nullopt;
     }
 
@@ -348,6 +346,7 @@ private:
     const SymbolStore::Impl& s_;
     const lmdb::Txn& txn_;
     std::unordered_map<uint32_t, std::string> paths_;
+    std::vector<UsrEntry> usrEntries_;       ///< usrEntries()' answer
     std::optional<SymbolBlock> cachedBlock_; ///< symbol()'s last block
     std::pair<uint32_t, uint32_t> cachedBlockKey_;
 };
@@ -474,14 +473,18 @@ void SymbolStore::Impl::openEnvironment() {
 
     lmdb::Txn txn = beginTxn(options.readOnly);
     const unsigned create = options.readOnly ? 0u : unsigned(MDB_CREATE);
+    auto notAStore = [&](const StoreError& e) {
+        return StoreError("'" + dir.string() + "' is not a symdex store (" + e.what() +
+                              "); rebuild it with: " + rebuildCommand(dir),
+                          e.lmdbCode(), StoreError::Kind::WrongVersion);
+    };
     try {
-        for (const Table& table : kTables)
-            this->*table.dbi = txn.openDb(table.name, create | table.flags);
+        meta = txn.openDb("meta", create);
     } catch (const StoreError& e) {
-        throw StoreError("'" + dir.string() + "' is not a symdex store (" + e.what() +
-                             "); rebuild it with: " + rebuildCommand(dir),
-                         e.lmdbCode(), StoreError::Kind::WrongVersion);
+        throw notAStore(e);
     }
+    // The version first: another version's tables may have other flags (LMDB refuses to open
+    // them), and its message says what to do.
     std::string version;
     appendBigEndian(version, kStoreFormatVersion, 4);
     if (auto stored = txn.get(meta, "format")) {
@@ -497,6 +500,12 @@ void SymbolStore::Impl::openEnvironment() {
         throw StoreError("the store '" + dir.string() + "' is empty: run `symdex index` first");
     } else {
         txn.put(meta, "format", version);
+    }
+    try {
+        for (const Table& table : kTables)
+            this->*table.dbi = txn.openDb(table.name, create | table.flags);
+    } catch (const StoreError& e) {
+        throw notAStore(e);
     }
     // Committed even when read-only: handles opened in an aborted transaction are closed.
     txn.commit();
