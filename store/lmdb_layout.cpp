@@ -61,9 +61,10 @@ bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries) {
     entries.reserve(count);
     uint64_t fileId = 0;
     for (uint64_t i = 0; i < count; ++i) {
-        fileId += r.varint();
+        const uint64_t delta = r.varint(); // checked before the sum, which could wrap
+        fileId += delta;
         const uint64_t seq = r.varint();
-        if (r.failed() || fileId > UINT32_MAX || (seq >> 1) > UINT32_MAX)
+        if (r.failed() || delta > UINT32_MAX || fileId > UINT32_MAX || (seq >> 1) > UINT32_MAX)
             return false;
         entries.push_back({uint32_t(fileId), seq & 1 ? kRefTag : kDeclTag, uint32_t(seq >> 1)});
     }
