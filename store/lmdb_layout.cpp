@@ -30,15 +30,6 @@ std::string usrKey(uint64_t usrHash) {
     return key;
 }
 
-std::string nameValue(uint64_t usrHash, uint32_t id, uint32_t seq) {
-    std::string v;
-    v.reserve(16);
-    appendBigEndian(v, usrHash, 8);
-    appendBigEndian(v, id, 4);
-    appendBigEndian(v, seq, 4);
-    return v;
-}
-
 std::string encodeUsrRow(const std::vector<UsrEntry>& entries) {
     std::string out;
     Writer w(out);
@@ -71,12 +62,124 @@ bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries) {
     return r.atEnd();
 }
 
-std::string postingValue(size_t nameLength, uint32_t nameId) {
-    std::string v;
-    v.reserve(kPostingBytes);
-    appendBigEndian(v, std::min<size_t>(nameLength, 0xffff), 2);
-    appendBigEndian(v, nameId, 4);
-    return v;
+std::string encodeNameRow(const std::vector<NameVariant>& variants) {
+    std::string out;
+    Writer w(out);
+    w.varint(variants.size());
+    for (const NameVariant& variant : variants) {
+        w.varint(variant.nameId);
+        w.varint(variant.declarations.size());
+        uint32_t fileId = 0;
+        for (const auto& [id, seq] : variant.declarations) {
+            w.varint(id - fileId);
+            fileId = id;
+            w.varint(seq);
+        }
+    }
+    return out;
+}
+
+bool decodeNameRow(std::string_view bytes, std::vector<NameVariant>& variants) {
+    Reader r(bytes);
+    const uint64_t count = r.varint();
+    if (r.failed() || count > bytes.size())
+        return false;
+    variants.assign(count, {});
+    for (NameVariant& variant : variants) {
+        const uint64_t nameId = r.varint(), n = r.varint();
+        if (r.failed() || nameId > UINT32_MAX || n > bytes.size())
+            return false;
+        variant.nameId = uint32_t(nameId);
+        variant.declarations.reserve(n);
+        uint64_t fileId = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+            const uint64_t delta = r.varint(); // checked before the sum, which could wrap
+            fileId += delta;
+            const uint64_t seq = r.varint();
+            if (r.failed() || delta > UINT32_MAX || fileId > UINT32_MAX || seq > UINT32_MAX)
+                return false;
+            variant.declarations.emplace_back(uint32_t(fileId), uint32_t(seq));
+        }
+    }
+    return r.atEnd();
+}
+
+std::string postingKey(std::string_view token, Posting first) {
+    std::string key = postingPrefix(token);
+    appendBigEndian(key, std::min<uint32_t>(first.length, 0xffff), 2);
+    appendBigEndian(key, first.id, 4);
+    return key;
+}
+
+std::string postingPrefix(std::string_view token) {
+    std::string prefix(token);
+    prefix += '\0';
+    return prefix;
+}
+
+Posting postingKeyFirst(std::string_view key) {
+    if (key.size() < 6)
+        return {};
+    return {uint32_t(readBigEndian(key.substr(key.size() - 6), 2)),
+            uint32_t(readBigEndian(key.substr(key.size() - 4), 4))};
+}
+
+std::string encodePostingChunk(const std::vector<Posting>& postings) {
+    std::string out;
+    Writer w(out);
+    w.varint(postings.size());
+    for (size_t i = 0; i < postings.size(); ++i) {
+        const Posting& p = postings[i];
+        if (i == 0) {
+            w.varint(p.length);
+            w.varint(p.id);
+        } else if (p.length == postings[i - 1].length) {
+            w.varint(uint64_t(p.id - postings[i - 1].id - 1) << 1);
+        } else {
+            w.varint(uint64_t(p.length - postings[i - 1].length) << 1 | 1);
+            w.varint(p.id);
+        }
+    }
+    return out;
+}
+
+std::optional<size_t> postingChunkSize(std::string_view bytes) {
+    Reader r(bytes);
+    const uint64_t count = r.varint();
+    if (r.failed() || count > bytes.size())
+        return std::nullopt;
+    return size_t(count);
+}
+
+bool decodePostingChunk(std::string_view bytes, std::vector<Posting>& postings) {
+    Reader r(bytes);
+    const uint64_t count = r.varint();
+    if (r.failed() || count == 0 || count > bytes.size())
+        return false;
+    postings.clear();
+    postings.reserve(count);
+    uint64_t length = r.varint(), id = r.varint();
+    for (uint64_t i = 0;; ++i) {
+        if (r.failed() || length > 0xffff || id > UINT32_MAX)
+            return false;
+        postings.push_back({uint32_t(length), uint32_t(id)});
+        if (i + 1 == count)
+            break;
+        const uint64_t step = r.varint();
+        if (step & 1) {
+            const uint64_t delta = step >> 1; // checked before the sum, which could wrap
+            if (delta == 0 || delta > 0xffff)
+                return false;
+            length += delta;
+            id = r.varint();
+        } else {
+            const uint64_t delta = (step >> 1) + 1;
+            if (delta > UINT32_MAX)
+                return false;
+            id += delta;
+        }
+    }
+    return r.atEnd();
 }
 
 } // namespace symdex

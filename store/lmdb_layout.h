@@ -13,11 +13,11 @@
 //   usrs     u64 usrHash -> UsrRow: sorted {fileId, 'D'/'R', seq}, varints (encodeUsrRow)
 //            'D': seq is a row of `symbols`; 'R': the file's references name the USR, seq is its
 //            index in the file's UsrTable
-//   names    lower-case name -> {u64 usrHash | u32 fileId | u32 seq}  (DUPSORT|DUPFIXED)
+//   names    lower-case name -> NameRow: per spelling, its nameId and its declarations
+//            {fileId, seq}, varints (encodeNameRow)
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
 //   absentPaths  path -> u32 id
-//   nameIds   name (case kept) -> {u32 nameId | u32 declarations}   the name index (name_index.h)
-//   nameText  u32 nameId -> name
+//   nameText  u32 nameId -> name (case kept)   the name index (name_index.h)
 //   words     lower-case word -> u32 names holding it
 //   postings  token -> {u16 name length | u32 nameId}   (DUPSORT|DUPFIXED: by length, then id)
 //
@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,8 +38,6 @@ std::string rowKey(uint32_t fileId, uint32_t seq);
 /// The sequence number of a rowKey().
 uint32_t rowSeq(std::string_view rowKey);
 std::string usrKey(uint64_t usrHash);
-/// A `names` value: the symbol's USR hash and its row.
-std::string nameValue(uint64_t usrHash, uint32_t fileId, uint32_t seq);
 /// One entry of a `usrs` row: a declaration, row `seq` of `symbols` (kDeclTag), or a file whose
 /// references name the USR, `seq` its index in the file's UsrTable (kRefTag).
 struct UsrEntry {
@@ -52,9 +51,42 @@ struct UsrEntry {
 std::string encodeUsrRow(const std::vector<UsrEntry>& entries);
 /// False if `bytes` is not a row.
 bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries);
-/// A `postings` value: the name's length, then its id, so a token's names come shortest first.
-std::string postingValue(size_t nameLength, uint32_t nameId);
-inline constexpr size_t kPostingBytes = 6;
+/// One spelling under a `names` key (names differing in case share the key): the name's id in
+/// `nameText` and its declarations, rows (fileId, seq) of `symbols`, sorted.
+struct NameVariant {
+    uint32_t nameId = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> declarations;
+    friend bool operator==(const NameVariant&, const NameVariant&) = default;
+};
+/// A `names` value: its spellings by id, each with its declarations (the file id as the
+/// difference from the one before), as varints.
+std::string encodeNameRow(const std::vector<NameVariant>& variants);
+/// False if `bytes` is not a row.
+bool decodeNameRow(std::string_view bytes, std::vector<NameVariant>& variants);
+/// A name of the index that holds a token: its length and its id. A token's postings are kept
+/// in this order, shortest names first.
+struct Posting {
+    uint32_t length = 0, id = 0;
+    friend auto operator<=>(const Posting&, const Posting&) = default;
+};
+/// A token's postings are in chunks of kPostingsPerChunk to twice that (a chunk that grows past
+/// it is split).
+inline constexpr size_t kPostingsPerChunk = 128;
+/// The `postings` key of a token's chunk: the token, a 0 byte (no token holds one), then the
+/// chunk's first posting (u16 length, u32 id): a token's chunks are contiguous and in order.
+std::string postingKey(std::string_view token, Posting first);
+/// What every `postings` key of `token` starts with.
+std::string postingPrefix(std::string_view token);
+/// The first posting a postingKey() names.
+Posting postingKeyFirst(std::string_view key);
+/// A `postings` value: `n` postings, increasing, as varints: the first's length and id; each
+/// next one, when its length is the same, (id - the one before - 1) << 1; else
+/// (length - the one before) << 1 | 1, then its id.
+std::string encodePostingChunk(const std::vector<Posting>& postings);
+/// False if `bytes` is not a chunk.
+bool decodePostingChunk(std::string_view bytes, std::vector<Posting>& postings);
+/// How many postings a chunk holds, reading only its count; nullopt if malformed.
+std::optional<size_t> postingChunkSize(std::string_view bytes);
 
 inline constexpr char kDeclTag = 'D';
 inline constexpr char kRefTag = 'R';

@@ -265,12 +265,15 @@ private:
     }
 
     std::vector<NameMatch> finish() {
-        std::stable_sort(matches_.begin(), matches_.end(),
-                         [](const NameMatch& a, const NameMatch& b) {
-                             if (rankKey(a) != rankKey(b))
-                                 return rankKey(a) < rankKey(b);
-                             return a.best.symbol.qualifiedName < b.best.symbol.qualifiedName;
-                         });
+        std::stable_sort(
+            matches_.begin(), matches_.end(), [](const NameMatch& a, const NameMatch& b) {
+                if (rankKey(a) != rankKey(b))
+                    return rankKey(a) < rankKey(b);
+                // Then by name, path and place: never by the order the store
+                // keeps rows in (overloads share a qualified name).
+                return std::tie(a.best.symbol.qualifiedName, a.best.path, a.best.symbol.location) <
+                       std::tie(b.best.symbol.qualifiedName, b.best.path, b.best.symbol.location);
+            });
         if (matches_.size() > limit_)
             matches_.resize(limit_);
         return std::move(matches_);
@@ -559,6 +562,9 @@ std::vector<uint64_t> StoreSnapshot::resolveName(std::string_view name) const {
                               [&](uint64_t usrHash, Symbol&& symbol, const std::string&) {
                                   candidates.push_back({usrHash, std::move(symbol)});
                               });
+    // By USR hash: an order that does not follow how the store keeps its rows.
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.usrHash < b.usrHash; });
     auto collect = [&](bool caseSensitive) {
         std::vector<uint64_t> out;
         const std::string lowerName = lowerAscii(name), lowerLast = lowerAscii(last);

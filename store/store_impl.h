@@ -93,9 +93,9 @@ public:
     StoreOptions options;
     lmdb::Env env;
     MDB_dbi meta = 0, files = 0, paths = 0, tus = 0, symbols = 0, refs = 0, usrs = 0, names = 0;
-    MDB_dbi refUsrs = 0;                 ///< each file's USR table (ref_blocks.h)
-    MDB_dbi absent = 0, absentPaths = 0; ///< TuRecord::absentIds: id -> path, path -> id
-    MDB_dbi nameIds = 0, nameText = 0, words = 0, postings = 0; ///< the name index
+    MDB_dbi refUsrs = 0;                           ///< each file's USR table (ref_blocks.h)
+    MDB_dbi absent = 0, absentPaths = 0;           ///< TuRecord::absentIds: id -> path, path -> id
+    MDB_dbi nameText = 0, words = 0, postings = 0; ///< the name index
     int writerLockFd = -1; ///< flock()ed file that keeps a second writer process out
 
     /// Every table: its name, its handle's member, its flags. Opening and compaction go by it.
@@ -104,7 +104,6 @@ public:
         MDB_dbi Impl::*dbi;
         unsigned flags;
     };
-    static constexpr unsigned kDups = MDB_DUPSORT | MDB_DUPFIXED;
     static constexpr Table kTables[] = {
         {"meta", &Impl::meta, 0},
         {"files", &Impl::files, 0},
@@ -114,13 +113,12 @@ public:
         {"refs", &Impl::refs, 0},
         {"refUsrs", &Impl::refUsrs, 0},
         {"usrs", &Impl::usrs, 0},
-        {"names", &Impl::names, kDups},
+        {"names", &Impl::names, 0},
         {"absent", &Impl::absent, 0},
         {"absentPaths", &Impl::absentPaths, 0},
-        {"nameIds", &Impl::nameIds, 0},
         {"nameText", &Impl::nameText, 0},
         {"words", &Impl::words, 0},
-        {"postings", &Impl::postings, kDups},
+        {"postings", &Impl::postings, 0},
     };
 
     /// Held shared by every read transaction and exclusively while the map is resized:

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <pthread.h>
 #include <tuple>
-#include <unordered_set>
 
 namespace symdex {
 
@@ -122,28 +121,15 @@ public:
         nextNameId_ = names.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
     }
 
-    /// Drops from the name index the names no declaration has any more, and writes the `usrs`
-    /// rows this transaction changed. Called once before the commit, so that a file written
-    /// again in the same transaction (every re-index) keeps its names' entries rather than
-    /// deleting and adding them back, and a USR's row is written once however many files of the
-    /// batch name it.
+    /// Writes the `names` and `usrs` rows this transaction changed, and the name index entries of
+    /// the names that gained their first declaration or lost their last. Called once before the
+    /// commit, so that a file written again in the same transaction (every re-index) keeps its
+    /// names' entries rather than deleting and adding them back, and a row is written once
+    /// however many files of the batch change it.
     void finish() {
+        writeNameRows();
+        writePostings();
         writeUsrRows();
-        for (const std::string& name : unnamed_) {
-            auto found = txn_.get(s_.nameIds, name);
-            if (!found || readBigEndian(found->substr(4), 4) != 0)
-                continue;
-            const uint32_t id = uint32_t(readBigEndian(*found, 4));
-            const std::string posting = postingValue(name.size(), id);
-            for (const std::string& token : nameTokens(nameWords(name))) {
-                txn_.del(s_.postings, token, posting);
-                if (token[0] == kWordToken)
-                    countWord(token.substr(1), -1);
-            }
-            txn_.del(s_.nameText, fileIdKey(id));
-            txn_.del(s_.nameIds, name);
-        }
-        unnamed_.clear();
     }
 
     void writeTu(const PendingTu& tu) {
@@ -273,10 +259,8 @@ private:
             txn_.put(s_.symbols, rowKey(id, block), file.symbolBlocks[block]);
         for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
             const EncodedSymbol& symbol = file.symbols[seq];
-            if (!symbol.nameKey.empty()) { // a local (kLocal) has none
-                txn_.put(s_.names, symbol.nameKey, nameValue(symbol.usrHash, id, seq));
-                countName(symbol.name, +1);
-            }
+            if (!symbol.nameKey.empty()) // a local (kLocal) has none
+                editName(symbol.nameKey, symbol.name, {id, seq}, true);
             editUsr(symbol.usrHash, {id, kDeclTag, seq}, true);
         }
         const RefBlocks& refs = file.refBlocks;
@@ -316,10 +300,9 @@ private:
                         throw damaged();
                     const uint32_t seq = first + i;
                     uint64_t usrHash = symbol->usrHash();
-                    if (!symbol->isLocal()) {
-                        txn_.del(s_.names, nameKey(symbol->name), nameValue(usrHash, id, seq));
-                        countName(indexedName(symbol->name), -1);
-                    }
+                    if (!symbol->isLocal())
+                        editName(nameKey(symbol->name), indexedName(symbol->name), {id, seq},
+                                 false);
                     editUsr(usrHash, {id, kDeclTag, seq}, false);
                 }
                 cursor.del();
@@ -371,37 +354,155 @@ private:
         usrEdits_.clear();
     }
 
-    /// Counts a declaration of `name` (indexedName()) in or out of the name index: a name's first
-    /// declaration adds its id, text and postings; the last one leaving puts it in unnamed_ for
-    /// finish().
-    void countName(const std::string& name, int delta) {
-        if (auto found = txn_.get(s_.nameIds, name)) {
-            const uint32_t id = uint32_t(readBigEndian(*found, 4));
-            const int64_t count = int64_t(readBigEndian(found->substr(4), 4)) + delta;
-            if (count < 0)
-                throw damagedStore(s_.options.directory, "name index count below zero: " + name);
-            std::string value;
-            appendBigEndian(value, id, 4);
-            appendBigEndian(value, uint64_t(count), 4);
-            txn_.put(s_.nameIds, name, value);
-            if (count == 0)
-                unnamed_.insert(name);
-            return;
+    /// Adds (or removes) declaration `row` of `name` (indexedName()) to the `names` row of `key`
+    /// (nameKey()), at finish(), in call order.
+    void editName(const std::string& key, const std::string& name,
+                  std::pair<uint32_t, uint32_t> row, bool add) {
+        nameEdits_[key].push_back({name, row, add});
+    }
+
+    void writeNameRows() {
+        std::vector<NameVariant> variants;
+        std::vector<std::string> spellings; // of variants, in order
+        for (auto& [key, edits] : nameEdits_) {
+            variants.clear();
+            spellings.clear();
+            if (auto row = txn_.get(s_.names, key); row && !decodeNameRow(*row, variants))
+                throw damagedStore(s_.options.directory, "corrupt names row");
+            for (const NameVariant& variant : variants) {
+                auto text = txn_.get(s_.nameText, fileIdKey(variant.nameId));
+                if (!text)
+                    throw damagedStore(s_.options.directory, "name " +
+                                                                 std::to_string(variant.nameId) +
+                                                                 " missing from the name index");
+                spellings.emplace_back(*text);
+            }
+            for (const NameEdit& edit : edits) {
+                auto spelled = std::find(spellings.begin(), spellings.end(), edit.name);
+                if (spelled == spellings.end()) {
+                    if (!edit.add)
+                        throw damagedStore(s_.options.directory,
+                                           "name missing from the name index: " + edit.name);
+                    spellings.push_back(edit.name);
+                    variants.push_back({}); // its id comes below, if it keeps a declaration
+                    spelled = spellings.end() - 1;
+                }
+                auto& declarations = variants[size_t(spelled - spellings.begin())].declarations;
+                auto at = std::lower_bound(declarations.begin(), declarations.end(), edit.row);
+                const bool present = at != declarations.end() && *at == edit.row;
+                if (edit.add && !present)
+                    declarations.insert(at, edit.row);
+                else if (!edit.add && present)
+                    declarations.erase(at);
+            }
+            size_t kept = 0;
+            for (size_t i = 0; i < variants.size(); ++i) {
+                NameVariant& variant = variants[i];
+                if (variant.declarations.empty()) {
+                    if (variant.nameId)
+                        unindexName(spellings[i], variant.nameId);
+                    continue;
+                }
+                if (!variant.nameId)
+                    variant.nameId = indexName(spellings[i]);
+                if (kept != i)
+                    variants[kept] = std::move(variant); // not onto itself: that empties it
+                ++kept;
+            }
+            variants.resize(kept);
+            if (variants.empty())
+                txn_.del(s_.names, key);
+            else
+                txn_.put(s_.names, key, encodeNameRow(variants));
         }
-        if (delta < 0)
-            throw damagedStore(s_.options.directory, "name missing from the name index: " + name);
+        nameEdits_.clear();
+    }
+
+    /// Gives a name its first declaration: an id, its text and its postings.
+    uint32_t indexName(const std::string& name) {
         const uint32_t id = nextNameId_++;
-        std::string value;
-        appendBigEndian(value, id, 4);
-        appendBigEndian(value, 1, 4);
-        txn_.put(s_.nameIds, name, value);
         txn_.put(s_.nameText, fileIdKey(id), name);
-        const std::string posting = postingValue(name.size(), id);
+        editPostings(name, id, true);
+        return id;
+    }
+
+    /// Drops a name whose last declaration left from the name index.
+    void unindexName(const std::string& name, uint32_t id) {
+        editPostings(name, id, false);
+        txn_.del(s_.nameText, fileIdKey(id));
+    }
+
+    void editPostings(const std::string& name, uint32_t id, bool add) {
+        const Posting posting{uint32_t(std::min<size_t>(name.size(), 0xffff)), id};
         for (const std::string& token : nameTokens(nameWords(name))) {
-            txn_.put(s_.postings, token, posting);
+            postingEdits_[token].emplace_back(posting, add);
             if (token[0] == kWordToken)
-                countWord(token.substr(1), +1);
+                countWord(token.substr(1), add ? +1 : -1);
         }
+    }
+
+    /// Applies the postings added and removed this transaction, token by token: each chunk they
+    /// fall in is read, changed, and written back under the key of its first posting (split in
+    /// two when it grows past twice kPostingsPerChunk, deleted when it empties).
+    void writePostings() {
+        std::vector<Posting> chunk;
+        for (auto& [token, edits] : postingEdits_) {
+            std::sort(edits.begin(), edits.end());
+            const std::string prefix = postingPrefix(token);
+            for (size_t i = 0; i < edits.size();) {
+                // The chunk edits[i] falls in: the last one starting at or before it, else the
+                // token's first; and where the next chunk starts.
+                std::string oldKey;
+                std::optional<Posting> bound;
+                chunk.clear();
+                {
+                    lmdb::Cursor cursor(txn_, s_.postings);
+                    const std::string seek = postingKey(token, edits[i].first);
+                    std::string_view k = seek, v;
+                    const bool landed = cursor.seek(MDB_SET_RANGE, k, v);
+                    if (landed && k == seek) {
+                        oldKey = seek;
+                    } else {
+                        const std::string after = landed ? std::string(k) : std::string();
+                        if ((landed ? cursor.get(MDB_PREV, k, v) : cursor.get(MDB_LAST, k, v)) &&
+                            k.starts_with(prefix))
+                            oldKey = std::string(k);
+                        else if (after.starts_with(prefix))
+                            oldKey = after;
+                    }
+                    if (!oldKey.empty()) {
+                        k = oldKey;
+                        if (!cursor.seek(MDB_SET_KEY, k, v) || !decodePostingChunk(v, chunk))
+                            throw damagedStore(s_.options.directory,
+                                               "corrupt postings chunk of token " + token);
+                        if (cursor.get(MDB_NEXT, k, v) && k.starts_with(prefix))
+                            bound = postingKeyFirst(k);
+                    }
+                }
+                for (; i < edits.size() && (!bound || edits[i].first < *bound); ++i) {
+                    const auto& [posting, add] = edits[i];
+                    auto it = std::lower_bound(chunk.begin(), chunk.end(), posting);
+                    const bool present = it != chunk.end() && *it == posting;
+                    if (add && !present)
+                        chunk.insert(it, posting);
+                    else if (!add && present)
+                        chunk.erase(it);
+                }
+                if (!oldKey.empty())
+                    txn_.del(s_.postings, oldKey);
+                const size_t pieces =
+                    chunk.size() > 2 * kPostingsPerChunk ? chunk.size() / kPostingsPerChunk : 1;
+                for (size_t piece = 0, begin = 0; piece < pieces && begin < chunk.size(); ++piece) {
+                    const size_t end =
+                        piece + 1 == pieces ? chunk.size() : begin + kPostingsPerChunk;
+                    const std::vector<Posting> part(chunk.begin() + begin, chunk.begin() + end);
+                    txn_.put(s_.postings, postingKey(token, part.front()),
+                             encodePostingChunk(part));
+                    begin = end;
+                }
+            }
+        }
+        postingEdits_.clear();
     }
 
     /// The number of names holding `word`, in the vocabulary name search cuts queries with.
@@ -423,7 +524,16 @@ private:
     uint32_t nextFileId_ = 1;
     uint32_t nextAbsentId_ = 1;
     uint32_t nextNameId_ = 1;
-    std::unordered_set<std::string> unnamed_; ///< names whose count reached 0 (finish())
+    /// One declaration entering or leaving a `names` row.
+    struct NameEdit {
+        std::string name; ///< indexedName()
+        std::pair<uint32_t, uint32_t> row;
+        bool add;
+    };
+    /// The postings to add (true) or remove at finish(), per token.
+    std::unordered_map<std::string, std::vector<std::pair<Posting, bool>>> postingEdits_;
+    /// The `names` rows to change at finish(): per key, the edits in order.
+    std::unordered_map<std::string, std::vector<NameEdit>> nameEdits_;
     /// The `usrs` rows to change at finish(): per USR, entries added (true) or removed, in order.
     std::unordered_map<uint64_t, std::vector<std::pair<UsrEntry, bool>>> usrEdits_;
     std::vector<std::pair<std::string, uint64_t>> committed_;

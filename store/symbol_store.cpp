@@ -332,14 +332,17 @@ public:
         return std::nullopt;
     }
 
-    /// Calls fn(usrHash, fileId, seq) for every names-index entry under `key`.
+    /// Calls fn(fileId, seq) for every declaration under the `names` key `key`.
     template <typename Fn> void forEachNameEntry(std::string_view key, Fn&& fn) const {
-        lmdb::Cursor cursor(txn_, s_.names);
-        std::string_view k = key, v;
-        for (bool more = cursor.seek(MDB_SET_KEY, k, v); more;
-             more = cursor.get(MDB_NEXT_DUP, k, v))
-            fn(readBigEndian(v, 8), uint32_t(readBigEndian(v.substr(8), 4)),
-               uint32_t(readBigEndian(v.substr(12), 4)));
+        auto row = txn_.get(s_.names, key);
+        if (!row)
+            return;
+        std::vector<NameVariant> variants;
+        if (!decodeNameRow(*row, variants))
+            throw damagedStore(s_.options.directory, "corrupt names row");
+        for (const NameVariant& variant : variants)
+            for (const auto& [id, seq] : variant.declarations)
+                fn(id, seq);
     }
 
 private:
@@ -672,7 +675,7 @@ public:
             lmdb::Cursor cursor(txn(), s_.names);
             std::string_view k = prefix, v;
             for (bool more = seekAtLeast(cursor, k, v); more && k.starts_with(prefix);
-                 more = cursor.get(MDB_NEXT_NODUP, k, v))
+                 more = cursor.get(MDB_NEXT, k, v))
                 if (!fn(k))
                     return;
         }
@@ -702,39 +705,65 @@ public:
                 return;
     }
 
-    /// A token's duplicates, in LMDB's order (memcmp of the big-endian values).
+    /// A token's postings, chunk by chunk (lmdb_layout.h).
     class LmdbPostings final : public Postings {
     public:
-        LmdbPostings(const lmdb::Txn& txn, MDB_dbi dbi) : cursor_(txn, dbi) {}
+        LmdbPostings(const SymbolStore::Impl& s, const lmdb::Txn& txn)
+            : s_(s), txn_(txn), cursor_(txn, s.postings) {}
         bool find(std::string_view token) {
-            std::string_view k = token;
-            return pending_ = cursor_.seek(MDB_SET_KEY, k, value_);
+            prefix_ = postingPrefix(token);
+            std::string_view k = prefix_, v;
+            return cursor_.seek(MDB_SET_RANGE, k, v) && k.starts_with(prefix_) && decode(v);
         }
         bool next(uint32_t& length, uint32_t& id) override {
-            if (!pending_) {
-                std::string_view k;
-                if (!cursor_.get(MDB_NEXT_DUP, k, value_))
+            if (at_ == chunk_.size()) {
+                std::string_view k, v;
+                if (!cursor_.get(MDB_NEXT, k, v) || !k.starts_with(prefix_) || !decode(v))
                     return false;
             }
-            pending_ = false;
-            length = uint32_t(readBigEndian(value_, 2));
-            id = uint32_t(readBigEndian(value_.substr(2), 4));
+            length = chunk_[at_].length;
+            id = chunk_[at_].id;
+            ++at_;
             return true;
         }
         size_t size() override {
-            size_t count = 0;
-            mdb_cursor_count(cursor_.get(), &count);
-            return count;
+            if (!size_) {
+                size_t count = 0;
+                lmdb::Cursor cursor(txn_, s_.postings);
+                std::string_view k = prefix_, v;
+                for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix_);
+                     more = cursor.get(MDB_NEXT, k, v)) {
+                    std::optional<size_t> n = postingChunkSize(v);
+                    if (!n)
+                        throw damaged();
+                    count += *n;
+                }
+                size_ = count;
+            }
+            return *size_;
         }
 
     private:
+        bool decode(std::string_view v) {
+            if (!decodePostingChunk(v, chunk_))
+                throw damaged();
+            at_ = 0;
+            return true;
+        }
+        StoreError damaged() const {
+            return damagedStore(s_.options.directory, "corrupt postings chunk");
+        }
+        const SymbolStore::Impl& s_;
+        const lmdb::Txn& txn_;
         lmdb::Cursor cursor_;
-        std::string_view value_;
-        bool pending_ = false; ///< value_ holds the next posting
+        std::string prefix_;
+        std::vector<Posting> chunk_;
+        size_t at_ = 0;
+        std::optional<size_t> size_;
     };
 
     std::unique_ptr<Postings> postings(std::string_view token) override {
-        auto postings = std::make_unique<LmdbPostings>(txn(), s_.postings);
+        auto postings = std::make_unique<LmdbPostings>(s_, txn());
         if (!postings->find(token))
             return nullptr;
         return postings;
@@ -743,9 +772,19 @@ public:
     bool hasPosting(std::string_view token, uint32_t length, uint32_t id) override {
         if (!postingsCursor_)
             postingsCursor_.emplace(txn(), s_.postings);
-        const std::string value = postingValue(length, id);
-        std::string_view k = token, v = value;
-        return postingsCursor_->seek(MDB_GET_BOTH, k, v);
+        const Posting posting{length, id};
+        const std::string seek = postingKey(token, posting);
+        std::string_view k = seek, v;
+        const bool landed = postingsCursor_->seek(MDB_SET_RANGE, k, v);
+        if (landed && k == seek)
+            return true;
+        if (!(landed ? postingsCursor_->get(MDB_PREV, k, v)
+                     : postingsCursor_->get(MDB_LAST, k, v)) ||
+            !k.starts_with(std::string_view(seek).substr(0, token.size() + 1)))
+            return false;
+        if (!decodePostingChunk(v, postingsChunk_))
+            throw damagedStore(s_.options.directory, "corrupt postings chunk");
+        return std::binary_search(postingsChunk_.begin(), postingsChunk_.end(), posting);
     }
 
     std::optional<std::string> indexedName(uint32_t id) override {
@@ -756,11 +795,13 @@ public:
     void forEachSymbolNamed(
         std::string_view key,
         const std::function<void(uint64_t, Symbol&&, const std::string&)>& fn) override {
-        reader_.forEachNameEntry(key, [&](uint64_t usrHash, uint32_t id, uint32_t seq) {
+        reader_.forEachNameEntry(key, [&](uint32_t id, uint32_t seq) {
             if (shadowed(id))
                 return;
-            if (auto symbol = reader_.symbol(id, seq))
+            if (auto symbol = reader_.symbol(id, seq)) {
+                const uint64_t usrHash = symbol->usrHash();
                 fn(usrHash, std::move(*symbol), reader_.path(id));
+            }
         });
         for (const auto& file : staged_) {
             auto [begin, end] = file->symbolsNamed(key);
@@ -861,7 +902,7 @@ public:
                     st.references += file->referenceCount;
                 }
         }
-        st.distinctNames = txn().entries(s_.nameIds);
+        st.distinctNames = txn().entries(s_.nameText);
         forEachTu([&](const std::string&, const TuRecord& record) {
             st.tusWithErrors += record.status == TuStatus::Errors;
             st.tusFailed += record.status == TuStatus::Failed || record.status == TuStatus::Crashed;
@@ -898,6 +939,7 @@ private:
     SnapshotReader reader_;
     std::unordered_map<uint32_t, bool> shadowed_;
     std::optional<lmdb::Cursor> postingsCursor_; ///< hasPosting()'s, opened on first use
+    std::vector<Posting> postingsChunk_;         ///< hasPosting()'s decoding buffer
 };
 
 } // namespace

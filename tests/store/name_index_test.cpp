@@ -3,8 +3,10 @@
 // index), and that re-indexing leaves no entry of a removed or renamed name behind.
 #include "store/encoding.h"
 #include "store/lmdb.h"
+#include "store/lmdb_layout.h"
 #include "store/memory_store.h"
 #include "store/name_index.h"
+#include "store/name_search.h"
 #include "store/symbol_store.h"
 #include "test_util.h"
 
@@ -89,18 +91,34 @@ std::string indexTables(const std::filesystem::path& directory) {
     each("nameText", 0, [&](std::string_view k, std::string_view v) {
         byId[uint32_t(readBigEndian(k, 4))] = std::string(v);
     });
-    each("nameIds", 0, [&](std::string_view k, std::string_view v) {
-        CHECK(byId.at(uint32_t(readBigEndian(v, 4))) == k);
-        out << "name " << k << " x" << readBigEndian(v.substr(4), 4) << "\n";
+    std::map<std::string, size_t> declarations; // by name as spelled
+    each("names", 0, [&](std::string_view k, std::string_view v) {
+        std::vector<NameVariant> variants;
+        REQUIRE(decodeNameRow(v, variants));
+        for (const NameVariant& variant : variants) {
+            const std::string& name = byId.at(variant.nameId);
+            CHECK(nameKey(name) == k);
+            CHECK(declarations.emplace(name, variant.declarations.size()).second);
+        }
     });
+    for (const auto& [name, count] : declarations)
+        out << "name " << name << " x" << count << "\n";
     each("words", 0, [&](std::string_view k, std::string_view v) {
         out << "word " << k << " x" << readBigEndian(v, 4) << "\n";
     });
     std::map<std::string, std::set<std::string>> postings;
-    each("postings", MDB_DUPSORT | MDB_DUPFIXED, [&](std::string_view k, std::string_view v) {
-        const std::string& name = byId.at(uint32_t(readBigEndian(v.substr(2), 4)));
-        CHECK(readBigEndian(v, 2) == name.size());
-        postings[std::string(k)].insert(name);
+    each("postings", 0, [&](std::string_view k, std::string_view v) {
+        const size_t end = k.find('\0');
+        REQUIRE(end != std::string_view::npos);
+        std::vector<Posting> chunk;
+        REQUIRE(decodePostingChunk(v, chunk));
+        CHECK(postingKeyFirst(k) == chunk.front());
+        CHECK(chunk.size() <= 2 * kPostingsPerChunk);
+        for (const Posting& posting : chunk) {
+            const std::string& name = byId.at(posting.id);
+            CHECK(posting.length == name.size());
+            postings[std::string(k.substr(0, end))].insert(name);
+        }
     });
     for (const auto& [token, names] : postings) {
         out << "token " << token << ":";
@@ -108,7 +126,7 @@ std::string indexTables(const std::filesystem::path& directory) {
             out << " " << name;
         out << "\n";
     }
-    CHECK(byId.size() == txn.entries(txn.openDb("nameIds", 0)));
+    CHECK(byId.size() == declarations.size());
     return out.str();
 }
 
@@ -223,4 +241,133 @@ TEST_CASE("re-indexing removes and renames names in the name index, leaving noth
         store->flush();
     }
     CHECK(indexTables(options.directory) == reindexed);
+}
+
+TEST_CASE("names that differ only in case share a names row, each spelling indexed on its own",
+          "[store][names]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    const std::vector<Symbol> all = {
+        makeSymbol("FlushBuffer", 1, true, SymbolKind::Class), makeSymbol("flushBuffer", 2, true),
+        makeSymbol("flush_buffer", 3, true), makeSymbol("flushBuffer", 4, false)};
+    const std::vector<Symbol> edited = {all[0], all[2]};
+    {
+        auto store = SymbolStore::open(options);
+        store->publish(makeTu("/p/a.cc", all));
+        store->flush();
+        CHECK(find(*store, "flushbuffer") ==
+              Strings{"exact:FlushBuffer", "exact:flushBuffer", "word:flush_buffer"});
+        store->publish(makeTu("/p/a.cc", edited));
+        store->flush();
+        CHECK(find(*store, "flushbuffer") == Strings{"exact:FlushBuffer", "word:flush_buffer"});
+    }
+    const std::string tables = indexTables(options.directory);
+    CHECK(tables.find("name FlushBuffer x1\n") != std::string::npos);
+    CHECK(tables.find("name flushBuffer") == std::string::npos);
+    {
+        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
+        lmdb::Txn txn = lmdb::Txn::begin(env, true);
+        auto row = txn.get(txn.openDb("names", 0), "flushbuffer");
+        REQUIRE(row);
+        std::vector<NameVariant> variants;
+        REQUIRE(decodeNameRow(*row, variants));
+        REQUIRE(variants.size() == 1); // FlushBuffer; flush_buffer's key is its own
+        CHECK(variants[0].declarations.size() == 1);
+    }
+    TempDir fresh;
+    options.directory = fresh.path() / "store";
+    {
+        auto store = SymbolStore::open(options);
+        store->publish(makeTu("/p/a.cc", edited));
+        store->flush();
+    }
+    CHECK(indexTables(options.directory) == tables);
+}
+
+TEST_CASE("tokens held by hundreds of names span several postings chunks, and search through "
+          "them finds what checking every name finds, before and after re-indexing",
+          "[store][names]") {
+    const std::vector<std::string> words = {"flush", "buffer", "read",  "write", "block",
+                                            "cache", "table",  "merge", "seek",  "key"};
+    auto capital = [](std::string w) {
+        w[0] = char(w[0] - 'a' + 'A');
+        return w;
+    };
+    // 10 x 10 x 10 names of three words: each word is in about 270 of them, one of the pairs
+    // in 10 to 20.
+    std::vector<std::vector<Symbol>> files(3);
+    uint32_t n = 0;
+    for (const std::string& a : words)
+        for (const std::string& b : words)
+            for (const std::string& c : words) {
+                const std::string name =
+                    n % 2 ? a + capital(b) + capital(c) : a + "_" + b + "_" + c;
+                files[n % 3].push_back(makeSymbol(name, n + 1, n % 5 != 0));
+                ++n;
+            }
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto lmdb = SymbolStore::open(options);
+    MemoryStore memory;
+    auto publish = [&](const std::vector<std::vector<Symbol>>& tree) {
+        for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
+            for (size_t f = 0; f < tree.size(); ++f)
+                store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", tree[f]));
+            store->flush();
+        }
+    };
+    std::vector<std::string> queries = {"fb",   "rwb", "fbr",       "ushbuf",     "ferread",
+                                        "ocks", "kkk", "mergeseek", "merge_seek", "zz"};
+    for (const std::string& w : words) {
+        queries.push_back(w);
+        queries.push_back(w.substr(0, 2));
+        queries.push_back(w.substr(1, 3));
+    }
+    auto same = [&] {
+        for (const std::string& query : queries)
+            for (size_t limit : {size_t(7), size_t(5000)}) {
+                INFO(query << " limit " << limit);
+                CHECK(find(*lmdb, query, limit) == find(memory, query, limit));
+            }
+    };
+    publish(files);
+    CHECK(find(*lmdb, "buffer", 5000).size() == 271);
+    same();
+    std::string tables = indexTables(options.directory);
+    CHECK(tables.find("token Wbuffer:") != std::string::npos);
+    {
+        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
+        lmdb::Txn txn = lmdb::Txn::begin(env, true);
+        lmdb::Cursor cursor(txn, txn.openDb("postings", 0));
+        const std::string prefix = postingPrefix("Wbuffer");
+        std::string_view k = prefix, v;
+        size_t chunks = 0;
+        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
+             more = cursor.get(MDB_NEXT, k, v))
+            ++chunks;
+        CHECK(chunks == 2); // 271 postings: past twice kPostingsPerChunk, so split
+    }
+
+    std::vector<std::vector<Symbol>> edited = files;
+    for (auto& symbols : edited)
+        std::erase_if(symbols, [](const Symbol& s) { return s.location.line % 3 == 0; }); // a third
+    edited[1].push_back(makeSymbol("bufferCacheFlushNew", 5000, true));
+    publish(edited);
+    same();
+    CHECK(find(*lmdb, "bcfn", 5000) == Strings{"word:bufferCacheFlushNew"});
+    tables = indexTables(options.directory);
+    TempDir fresh;
+    StoreOptions freshOptions = options;
+    freshOptions.directory = fresh.path() / "store";
+    {
+        auto store = SymbolStore::open(freshOptions);
+        for (size_t f = 0; f < edited.size(); ++f)
+            store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", edited[f]));
+        store->flush();
+    }
+    CHECK(indexTables(freshOptions.directory) == tables);
 }
