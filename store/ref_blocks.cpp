@@ -95,7 +95,10 @@ bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<R
     const size_t size = table.size();
     int64_t line = 0;
     for (uint64_t i = 0; i < count; ++i) {
-        line += r.svarint();
+        const int64_t delta = r.svarint(); // bounded before the sum, which could overflow
+        if (delta > int64_t(UINT32_MAX) || delta < -int64_t(UINT32_MAX))
+            return false;
+        line += delta;
         const uint64_t column = r.varint();
         const uint64_t roles = r.varint();
         const uint64_t usr = r.varint();
