@@ -357,3 +357,23 @@ TEST_CASE("a commit that changes nothing leaves the stamp naming the last transa
     CHECK(stamped == info.me_last_txnid);
     CHECK(verifiedStampMatches(tree.store, stamped));
 }
+
+TEST_CASE("index compacts the store after filling an empty one, not after a run that changes "
+          "nothing",
+          "[e2e][compact]") {
+    Tree tree;
+    const std::string fresh = (tree.dir.path() / "fresh").string();
+    const Run cold = runSymdex(tree.dir, {"index", "-q", "-p", ".", "--store", fresh});
+    INFO(cold.err);
+    REQUIRE(cold.exitedWith(0));
+    CHECK_THAT(cold.out, Catch::Contains("compacted: "));
+    const Run again = runSymdex(tree.dir, {"index", "-q", "-p", ".", "--store", fresh});
+    REQUIRE(again.exitedWith(0));
+    CHECK_THAT(again.out, Catch::Contains("0 parsed") || Catch::Contains("up to date"));
+    CHECK_THAT(again.out, !Catch::Contains("compacted: "));
+    const Run kept = runSymdex(
+        tree.dir, {"index", "-q", "--rebuild", "--no-compact", "-p", ".", "--store", fresh});
+    REQUIRE(kept.exitedWith(0));
+    CHECK_THAT(kept.out, !Catch::Contains("compacted: "));
+    CHECK(runSymdex(tree.dir, {"def", "geo::Circle::area", "--store", fresh}).exitedWith(0));
+}
