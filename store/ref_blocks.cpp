@@ -1,6 +1,7 @@
 #include "store/ref_blocks.h"
 
 #include "store/encoding.h"
+#include "store/zstd_frame.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -38,8 +39,8 @@ RefBlocks encodeRefBlocks(const std::vector<Reference>& refs) {
 
     for (size_t begin = 0; begin < refs.size(); begin += kRefsPerBlock) {
         const size_t end = std::min(refs.size(), begin + kRefsPerBlock);
-        std::string block;
-        Writer w(block);
+        std::string plain;
+        Writer w(plain);
         w.varint(end - begin);
         int64_t line = 0;
         for (size_t i = begin; i < end; ++i) {
@@ -51,6 +52,9 @@ RefBlocks encodeRefBlocks(const std::vector<Reference>& refs) {
             w.varint(index.at(ref.usrHash));
             w.varint(ref.container ? index.at(ref.container) + 1 : 0);
         }
+        std::string block;
+        Writer(block).varint(refs[begin].location.line);
+        appendCompressed(block, plain);
         out.blocks.push_back(std::move(block));
     }
     return out;
@@ -86,9 +90,12 @@ std::optional<uint32_t> UsrTable::findTarget(uint64_t usrHash) const {
     return std::nullopt;
 }
 
-bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,
-                    std::optional<uint32_t> only) {
-    Reader r(block);
+namespace {
+
+/// decodeRefRows(), and the line of the block's first reference in `firstLine`.
+bool decodeRows(std::string_view plain, const UsrTable& table, std::vector<Reference>& out,
+                std::optional<uint32_t> only, int64_t& firstLine) {
+    Reader r(plain);
     const uint64_t count = r.varint();
     if (count == 0 || count > kRefsPerBlock)
         return false;
@@ -99,6 +106,8 @@ bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<R
         if (delta > int64_t(UINT32_MAX) || delta < -int64_t(UINT32_MAX))
             return false;
         line += delta;
+        if (i == 0)
+            firstLine = line;
         const uint64_t column = r.varint();
         const uint64_t roles = r.varint();
         const uint64_t usr = r.varint();
@@ -118,11 +127,30 @@ bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<R
     return r.atEnd();
 }
 
+} // namespace
+
+bool decodeRefRows(std::string_view plain, const UsrTable& table, std::vector<Reference>& out,
+                   std::optional<uint32_t> only) {
+    int64_t firstLine = 0;
+    return decodeRows(plain, table, out, only, firstLine);
+}
+
+bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,
+                    std::optional<uint32_t> only) {
+    Reader header(block);
+    const uint64_t line = header.varint();
+    thread_local std::string plain;
+    // 128 references of 5 varints of at most 10 bytes, and the count.
+    constexpr size_t kMaxPlain = 10 + kRefsPerBlock * 50;
+    int64_t firstLine = 0;
+    return !header.failed() && decompress(header.rest(), plain, kMaxPlain) &&
+           decodeRows(plain, table, out, only, firstLine) && uint64_t(firstLine) == line;
+}
+
 std::optional<uint32_t> refBlockFirstLine(std::string_view block) {
     Reader r(block);
-    r.varint();
-    const int64_t line = r.svarint();
-    if (r.failed() || line < 0 || line > UINT32_MAX)
+    const uint64_t line = r.varint();
+    if (r.failed() || line > UINT32_MAX)
         return std::nullopt;
     return uint32_t(line);
 }

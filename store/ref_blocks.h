@@ -5,7 +5,8 @@
 //     over the stored bytes; and
 //   - the references in source order, in blocks of kRefsPerBlock, each reference a few varints:
 //     the line as the difference from the one before, the column, the roles, and the indexes of
-//     its USR and its container in the table.
+//     its USR and its container in the table; each block zstd-compressed (format 14: about half
+//     the bytes), its first line kept outside for the binary search by line.
 //
 // A reference then costs about 5 bytes instead of a 21-byte row under an 8-byte key plus a
 // 9-byte `usrs` entry (docs/store-format.md). The `usrs` index holds one entry per USR and file
@@ -56,7 +57,10 @@ private:
 /// index outside `table`. With `only`, keeps only the references to that table index.
 bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,
                     std::optional<uint32_t> only = std::nullopt);
-/// The line of a block's first reference, read without decoding the rest.
+/// The same for a block's references as they are before compression (the fuzzer's way in).
+bool decodeRefRows(std::string_view plain, const UsrTable& table, std::vector<Reference>& out,
+                   std::optional<uint32_t> only = std::nullopt);
+/// The line of a block's first reference, kept outside the compressed bytes.
 std::optional<uint32_t> refBlockFirstLine(std::string_view block);
 
 } // namespace symdex
