@@ -24,9 +24,9 @@ uint32_t rowSeq(std::string_view rowKey) {
     return uint32_t(readBigEndian(rowKey.substr(4, 4), 4));
 }
 
-std::string usrKey(uint64_t usrHash) {
+std::string usrBucketKey(uint64_t usrHash) {
     std::string key;
-    appendBigEndian(key, usrHash, 8);
+    appendBigEndian(key, usrHash >> (64 - kUsrBucketBits), 4);
     return key;
 }
 
@@ -60,6 +60,72 @@ bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries) {
         entries.push_back({uint32_t(fileId), seq & 1 ? kRefTag : kDeclTag, uint32_t(seq >> 1)});
     }
     return r.atEnd();
+}
+
+namespace {
+
+/// The length of the UsrRow at the start of `bytes` (its count, then two varints an entry);
+/// nullopt if it runs out.
+std::optional<size_t> usrRowLength(std::string_view bytes) {
+    Reader r(bytes);
+    const uint64_t count = r.varint();
+    if (r.failed() || count > bytes.size())
+        return std::nullopt;
+    for (uint64_t i = 0; i < 2 * count; ++i)
+        r.varint();
+    if (r.failed())
+        return std::nullopt;
+    return bytes.size() - r.rest().size();
+}
+
+} // namespace
+
+std::string encodeUsrBucket(const std::vector<UsrBucketRow>& rows) {
+    std::string out;
+    for (const UsrBucketRow& row : rows) {
+        appendBigEndian(out, row.low, 6);
+        out += row.row;
+    }
+    return out;
+}
+
+bool decodeUsrBucket(std::string_view bytes, std::vector<UsrBucketRow>& rows) {
+    rows.clear();
+    std::vector<UsrEntry> entries;
+    while (!bytes.empty()) {
+        if (bytes.size() < 6)
+            return false;
+        const uint64_t low = readBigEndian(bytes, 6);
+        bytes.remove_prefix(6);
+        const std::optional<size_t> length = usrRowLength(bytes);
+        if (!length || (!rows.empty() && low <= rows.back().low) ||
+            !decodeUsrRow(bytes.substr(0, *length), entries))
+            return false;
+        rows.push_back({low, std::string(bytes.substr(0, *length))});
+        bytes.remove_prefix(*length);
+    }
+    return true;
+}
+
+std::optional<std::string_view> findUsrRow(std::string_view bucket, uint64_t usrHash,
+                                           bool& damaged) {
+    damaged = false;
+    const uint64_t wanted = usrLowBits(usrHash);
+    while (!bucket.empty()) {
+        const std::optional<size_t> length =
+            bucket.size() < 6 ? std::nullopt : usrRowLength(bucket.substr(6));
+        if (!length) {
+            damaged = true;
+            return std::nullopt;
+        }
+        const uint64_t low = readBigEndian(bucket, 6);
+        if (low == wanted)
+            return bucket.substr(6, *length);
+        if (low > wanted) // rows are by low bits
+            return std::nullopt;
+        bucket.remove_prefix(6 + *length);
+    }
+    return std::nullopt;
 }
 
 std::string encodeNameRow(const std::vector<NameVariant>& variants) {

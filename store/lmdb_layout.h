@@ -10,9 +10,10 @@
 //            zstd-compressed 16 a block (symbol_blocks.h)
 //   refs     u32 fileId | u32 block -> RefBlock        a file's references, in source order
 //   refUsrs  u32 fileId -> UsrTable                    the USRs they name (ref_blocks.h)
-//   usrs     u64 usrHash -> UsrRow: sorted {fileId, 'D'/'R', seq}, varints (encodeUsrRow)
-//            'D': seq is a row of `symbols`; 'R': the file's references name the USR, seq is its
-//            index in the file's UsrTable
+//   usrs     u32 bucket (the USR hash's top bits) -> UsrBucket: per USR of the bucket, by hash,
+//            the hash's low 48 bits and its UsrRow: sorted {fileId, 'D'/'R', seq}, varints
+//            (encodeUsrRow). 'D': seq is a row of `symbols`; 'R': the file's references name the
+//            USR, seq is its index in the file's UsrTable
 //   names    lower-case name -> NameRow: per spelling, its nameId and its declarations
 //            {fileId, seq}, varints (encodeNameRow)
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
@@ -37,7 +38,30 @@ std::string fileIdKey(uint32_t fileId);
 std::string rowKey(uint32_t fileId, uint32_t seq);
 /// The sequence number of a rowKey().
 uint32_t rowSeq(std::string_view rowKey);
-std::string usrKey(uint64_t usrHash);
+/// USRs are kept in buckets of their hash's top kUsrBucketBits bits: a bucket's rows share one
+/// LMDB node, where a row of its own paid a node and an 8-byte key (18 bits: about 2 USRs a bucket
+/// at 300k names, 15 at 2M).
+inline constexpr int kUsrBucketBits = 18;
+/// The `usrs` key of a USR's bucket.
+std::string usrBucketKey(uint64_t usrHash);
+/// What tells a USR from the others of its bucket: its hash's low 48 bits.
+inline uint64_t usrLowBits(uint64_t usrHash) {
+    return usrHash & ((uint64_t(1) << 48) - 1);
+}
+/// One USR's row in a bucket: its usrLowBits() and its UsrRow's bytes.
+struct UsrBucketRow {
+    uint64_t low = 0;
+    std::string row;
+    friend bool operator==(const UsrBucketRow&, const UsrBucketRow&) = default;
+};
+/// A `usrs` value: its rows by low bits, increasing, each the 6 bytes big-endian and the UsrRow.
+std::string encodeUsrBucket(const std::vector<UsrBucketRow>& rows);
+/// False if `bytes` is not a bucket (rows out of order, or one that is not a UsrRow).
+bool decodeUsrBucket(std::string_view bytes, std::vector<UsrBucketRow>& rows);
+/// The UsrRow of `usrHash` in `bucket`: nullopt if the bucket has none; throws nothing, and
+/// gives `damaged` true if the bucket is malformed.
+std::optional<std::string_view> findUsrRow(std::string_view bucket, uint64_t usrHash,
+                                           bool& damaged);
 /// One entry of a `usrs` row: a declaration, row `seq` of `symbols` (kDeclTag), or a file whose
 /// references name the USR, `seq` its index in the file's UsrTable (kRefTag).
 struct UsrEntry {

@@ -332,24 +332,46 @@ private:
     }
 
     void writeUsrRows() {
+        std::unordered_map<std::string, std::vector<uint64_t>> byBucket;
+        for (const auto& [usrHash, edits] : usrEdits_)
+            byBucket[usrBucketKey(usrHash)].push_back(usrHash);
+        std::vector<UsrBucketRow> rows;
         std::vector<UsrEntry> entries;
-        for (auto& [usrHash, edits] : usrEdits_) {
-            const std::string key = usrKey(usrHash);
-            entries.clear();
-            if (auto row = txn_.get(s_.usrs, key); row && !decodeUsrRow(*row, entries))
-                throw damagedStore(s_.options.directory, "corrupt usrs row");
-            for (const auto& [entry, add] : edits) {
-                auto at = std::lower_bound(entries.begin(), entries.end(), entry);
-                const bool present = at != entries.end() && *at == entry;
-                if (add && !present)
-                    entries.insert(at, entry);
-                else if (!add && present)
-                    entries.erase(at);
+        auto damaged = [&] { return damagedStore(s_.options.directory, "corrupt usrs bucket"); };
+        for (const auto& [key, usrHashes] : byBucket) {
+            rows.clear();
+            if (auto bucket = txn_.get(s_.usrs, key); bucket && !decodeUsrBucket(*bucket, rows))
+                throw damaged();
+            for (const uint64_t usrHash : usrHashes) {
+                const uint64_t low = usrLowBits(usrHash);
+                auto at = std::lower_bound(
+                    rows.begin(), rows.end(), low,
+                    [](const UsrBucketRow& row, uint64_t l) { return row.low < l; });
+                const bool present = at != rows.end() && at->low == low;
+                entries.clear();
+                if (present && !decodeUsrRow(at->row, entries))
+                    throw damaged();
+                for (const auto& [entry, add] : usrEdits_.at(usrHash)) {
+                    auto it = std::lower_bound(entries.begin(), entries.end(), entry);
+                    const bool has = it != entries.end() && *it == entry;
+                    if (add && !has)
+                        entries.insert(it, entry);
+                    else if (!add && has)
+                        entries.erase(it);
+                }
+                if (entries.empty()) {
+                    if (present)
+                        rows.erase(at);
+                } else if (present) {
+                    at->row = encodeUsrRow(entries);
+                } else {
+                    rows.insert(at, {low, encodeUsrRow(entries)});
+                }
             }
-            if (entries.empty())
+            if (rows.empty())
                 txn_.del(s_.usrs, key);
             else
-                txn_.put(s_.usrs, key, encodeUsrRow(entries));
+                txn_.put(s_.usrs, key, encodeUsrBucket(rows));
         }
         usrEdits_.clear();
     }

@@ -311,8 +311,13 @@ public:
     /// The `usrs` entries of a USR: its declarations and the files whose references name it.
     const std::vector<UsrEntry>& usrEntries(uint64_t usrHash) {
         usrEntries_.clear();
-        if (auto row = txn_.get(s_.usrs, usrKey(usrHash)); row && !decodeUsrRow(*row, usrEntries_))
-            throw damagedStore(s_.options.directory, "corrupt usrs row");
+        auto bucket = txn_.get(s_.usrs, usrBucketKey(usrHash));
+        if (!bucket)
+            return usrEntries_;
+        bool damaged = false;
+        const std::optional<std::string_view> row = findUsrRow(*bucket, usrHash, damaged);
+        if (damaged || (row && !decodeUsrRow(*row, usrEntries_)))
+            throw damagedStore(s_.options.directory, "corrupt usrs bucket");
         return usrEntries_;
     }
 

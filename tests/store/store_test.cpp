@@ -1,6 +1,7 @@
 #include "store/encoding.h"
 #include "store/latency_histogram.h"
 #include "store/lmdb.h"
+#include "store/lmdb_layout.h"
 #include "store/outline.h"
 #include "store/store_check.h"
 #include "store/store_dump.h"
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -221,6 +223,55 @@ TEST_CASE("a file's references in many blocks answer by symbol and by lines, and
         CHECK(store->references(hash64("c:@t" + std::to_string(t))).empty());
     CHECK(store->stats().references == 1000);
     CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", 2, 2) == std::vector<Reference>{});
+}
+
+TEST_CASE("USRs sharing a usrs bucket keep their own declarations and references, through "
+          "re-indexing",
+          "[store]") {
+    // 6,000 USRs over 2^18 buckets: about 70 buckets hold two or more.
+    constexpr uint32_t kCount = 6000;
+    auto symbols = [](uint32_t step) {
+        std::vector<Symbol> out;
+        for (uint32_t i = 0; i < kCount; i += step)
+            out.push_back(makeSymbol("s" + std::to_string(i), SymbolKind::Function, i + 1, true));
+        return out;
+    };
+    auto refs = [](uint32_t step) {
+        std::vector<Reference> out;
+        for (uint32_t i = 0; i < kCount; i += step)
+            out.push_back(makeRef("s" + std::to_string(i), i + 1));
+        return out;
+    };
+    TempDir dir;
+    auto store = openStore(dir);
+    auto check = [&](uint32_t step) {
+        for (uint32_t i = 0; i < kCount; ++i) {
+            const uint64_t usr = hash64("c:@s" + std::to_string(i));
+            const size_t expected = i % step == 0 ? 1 : 0;
+            INFO("s" << i);
+            REQUIRE(store->occurrences(usr).size() == expected);
+            const std::vector<ReferenceHit> found = store->references(usr);
+            REQUIRE(found.size() == expected);
+            if (expected) {
+                CHECK(found[0].path == "/p/b.cc");
+                CHECK(found[0].reference.location.line == i + 1);
+            }
+        }
+    };
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 1, symbols(1), {})}));
+    store->publish(makeTu("/p/b.cc", {makeFile("/p/b.cc", 1, {}, refs(1))}));
+    store->flush();
+    check(1);
+    {
+        std::set<std::string> buckets;
+        for (uint32_t i = 0; i < kCount; ++i)
+            buckets.insert(usrBucketKey(hash64("c:@s" + std::to_string(i))));
+        REQUIRE(buckets.size() < kCount); // some bucket holds more than one of them
+    }
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 2, symbols(3), {})}));
+    store->publish(makeTu("/p/b.cc", {makeFile("/p/b.cc", 2, {}, refs(3))}));
+    store->flush();
+    check(3);
 }
 
 TEST_CASE("compaction rewrites the file smaller, every answer the same, and writing goes on",
