@@ -128,6 +128,45 @@ std::optional<std::string_view> findUsrRow(std::string_view bucket, uint64_t usr
     return std::nullopt;
 }
 
+std::string nameBucketKey(uint32_t nameId) {
+    return fileIdKey(nameId / kNamesPerBucket);
+}
+
+std::string encodeNameBucket(const std::vector<std::string>& slots) {
+    size_t used = slots.size();
+    while (used > 0 && slots[used - 1].empty())
+        --used;
+    std::string out;
+    Writer w(out);
+    for (size_t i = 0; i < used; ++i)
+        w.string(slots[i]);
+    return out;
+}
+
+bool decodeNameBucket(std::string_view bytes, std::vector<std::string_view>& slots) {
+    slots.clear();
+    Reader r(bytes);
+    while (!r.atEnd()) {
+        const std::string_view name = r.string();
+        if (r.failed() || slots.size() == kNamesPerBucket)
+            return false;
+        slots.push_back(name);
+    }
+    return !slots.empty() && !slots.back().empty();
+}
+
+std::optional<std::string_view> nameInBucket(std::string_view bucket, uint32_t nameId) {
+    Reader r(bucket);
+    for (uint32_t slot = 0; slot <= nameId % kNamesPerBucket && !r.atEnd(); ++slot) {
+        const std::string_view name = r.string();
+        if (r.failed())
+            return std::nullopt;
+        if (slot == nameId % kNamesPerBucket && !name.empty())
+            return name;
+    }
+    return std::nullopt;
+}
+
 std::string encodeNameRow(const std::vector<NameVariant>& variants) {
     std::string out;
     Writer w(out);

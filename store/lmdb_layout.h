@@ -18,7 +18,8 @@
 //            {fileId, seq}, varints (encodeNameRow)
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
 //   absentPaths  path -> u32 id
-//   nameText  u32 nameId -> name (case kept)   the name index (name_index.h)
+//   nameText  u32 nameId / 16 -> NameBucket: 16 names (case kept) by nameId % 16   the name
+//             index (name_index.h)
 //   words     lower-case word -> u32 names holding it
 //   postings  token -> {u16 name length | u32 nameId}   (DUPSORT|DUPFIXED: by length, then id)
 //
@@ -87,6 +88,19 @@ struct NameVariant {
 std::string encodeNameRow(const std::vector<NameVariant>& variants);
 /// False if `bytes` is not a row.
 bool decodeNameRow(std::string_view bytes, std::vector<NameVariant>& variants);
+/// Names are kept kNamesPerBucket to a `nameText` row, by id: a row of its own paid an LMDB node
+/// and a 4-byte key for a name of about 20 bytes.
+inline constexpr uint32_t kNamesPerBucket = 16;
+/// The `nameText` key of the bucket of `nameId`.
+std::string nameBucketKey(uint32_t nameId);
+/// A `nameText` value: slot by slot (nameId % kNamesPerBucket), each a varint length and the
+/// name's bytes, 0 for a free slot (no indexed name is empty); no free slot at the end.
+std::string encodeNameBucket(const std::vector<std::string>& slots);
+/// False if `bytes` is not a bucket.
+bool decodeNameBucket(std::string_view bytes, std::vector<std::string_view>& slots);
+/// The name of `nameId` in its bucket; nullopt if its slot is free or the bucket malformed.
+std::optional<std::string_view> nameInBucket(std::string_view bucket, uint32_t nameId);
+
 /// A name of the index that holds a token: its length and its id. A token's postings are kept
 /// in this order, shortest names first.
 struct Posting {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <pthread.h>
 #include <tuple>
 
@@ -118,7 +119,13 @@ public:
         lmdb::Cursor absent(txn_, s_.absent);
         nextAbsentId_ = absent.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
         lmdb::Cursor names(txn_, s_.nameText);
-        nextNameId_ = names.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
+        std::vector<std::string_view> slots;
+        if (names.get(MDB_LAST, key, value)) {
+            if (!decodeNameBucket(value, slots))
+                throw damagedStore(s_.options.directory, "corrupt name bucket");
+            nextNameId_ =
+                uint32_t(readBigEndian(key, 4)) * kNamesPerBucket + uint32_t(slots.size());
+        }
     }
 
     /// Writes the `names` and `usrs` rows this transaction changed, and the name index entries of
@@ -128,6 +135,7 @@ public:
     /// however many files of the batch change it.
     void finish() {
         writeNameRows();
+        writeNameText();
         writePostings();
         writeUsrRows();
     }
@@ -392,7 +400,9 @@ private:
             if (auto row = txn_.get(s_.names, key); row && !decodeNameRow(*row, variants))
                 throw damagedStore(s_.options.directory, "corrupt names row");
             for (const NameVariant& variant : variants) {
-                auto text = txn_.get(s_.nameText, fileIdKey(variant.nameId));
+                auto bucket = txn_.get(s_.nameText, nameBucketKey(variant.nameId));
+                const std::optional<std::string_view> text =
+                    bucket ? nameInBucket(*bucket, variant.nameId) : std::nullopt;
                 if (!text)
                     throw damagedStore(s_.options.directory, "name " +
                                                                  std::to_string(variant.nameId) +
@@ -443,7 +453,7 @@ private:
     /// Gives a name its first declaration: an id, its text and its postings.
     uint32_t indexName(const std::string& name) {
         const uint32_t id = nextNameId_++;
-        txn_.put(s_.nameText, fileIdKey(id), name);
+        nameTextEdits_[id] = name;
         editPostings(name, id, true);
         return id;
     }
@@ -451,7 +461,33 @@ private:
     /// Drops a name whose last declaration left from the name index.
     void unindexName(const std::string& name, uint32_t id) {
         editPostings(name, id, false);
-        txn_.del(s_.nameText, fileIdKey(id));
+        nameTextEdits_[id].clear();
+    }
+
+    /// Writes the names given an id and those dropped (an empty text) this transaction, a
+    /// `nameText` bucket at a time.
+    void writeNameText() {
+        std::vector<std::string_view> stored;
+        std::vector<std::string> slots;
+        for (auto it = nameTextEdits_.begin(); it != nameTextEdits_.end();) {
+            const uint32_t bucket = it->first / kNamesPerBucket;
+            const std::string key = nameBucketKey(it->first);
+            slots.assign(kNamesPerBucket, std::string());
+            if (auto bytes = txn_.get(s_.nameText, key)) {
+                if (!decodeNameBucket(*bytes, stored))
+                    throw damagedStore(s_.options.directory, "corrupt name bucket");
+                for (size_t i = 0; i < stored.size(); ++i)
+                    slots[i] = std::string(stored[i]);
+            }
+            for (; it != nameTextEdits_.end() && it->first / kNamesPerBucket == bucket; ++it)
+                slots[it->first % kNamesPerBucket] = std::move(it->second);
+            const std::string value = encodeNameBucket(slots);
+            if (value.empty())
+                txn_.del(s_.nameText, key);
+            else
+                txn_.put(s_.nameText, key, value);
+        }
+        nameTextEdits_.clear();
     }
 
     void editPostings(const std::string& name, uint32_t id, bool add) {
@@ -552,6 +588,8 @@ private:
         std::pair<uint32_t, uint32_t> row;
         bool add;
     };
+    /// The names to write at finish() by id (an empty one: the id is dropped), in id order.
+    std::map<uint32_t, std::string> nameTextEdits_;
     /// The postings to add (true) or remove at finish(), per token.
     std::unordered_map<std::string, std::vector<std::pair<Posting, bool>>> postingEdits_;
     /// The `names` rows to change at finish(): per key, the edits in order.

@@ -793,8 +793,11 @@ public:
     }
 
     std::optional<std::string> indexedName(uint32_t id) override {
-        auto found = txn().get(s_.nameText, fileIdKey(id));
-        return found ? std::optional(std::string(*found)) : std::nullopt;
+        auto bucket = txn().get(s_.nameText, nameBucketKey(id));
+        if (!bucket)
+            return std::nullopt;
+        const std::optional<std::string_view> name = nameInBucket(*bucket, id);
+        return name ? std::optional(std::string(*name)) : std::nullopt;
     }
 
     void forEachSymbolNamed(
@@ -907,7 +910,18 @@ public:
                     st.references += file->referenceCount;
                 }
         }
-        st.distinctNames = txn().entries(s_.nameText);
+        st.distinctNames = 0;
+        {
+            lmdb::Cursor cursor(txn(), s_.nameText);
+            std::string_view k, v;
+            std::vector<std::string_view> slots;
+            for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+                if (!decodeNameBucket(v, slots))
+                    throw damagedStore(s_.options.directory, "corrupt name bucket");
+                for (std::string_view name : slots)
+                    st.distinctNames += !name.empty();
+            }
+        }
         forEachTu([&](const std::string&, const TuRecord& record) {
             st.tusWithErrors += record.status == TuStatus::Errors;
             st.tusFailed += record.status == TuStatus::Failed || record.status == TuStatus::Crashed;

@@ -140,13 +140,32 @@ void usrBucketRoundTrip(std::string_view bytes) {
     }
 }
 
+/// A `nameText` bucket: what decodes encodes to the same bytes, and every name is found.
+void nameBucketRoundTrip(std::string_view bytes) {
+    std::vector<std::string_view> slots;
+    if (!decodeNameBucket(bytes, slots))
+        return;
+    const std::vector<std::string> names(slots.begin(), slots.end());
+    const std::string encoded = encodeNameBucket(names);
+    std::vector<std::string_view> again;
+    bool same = decodeNameBucket(encoded, again) && again == slots;
+    for (uint32_t slot = 0; same && slot < kNamesPerBucket; ++slot) {
+        const std::optional<std::string_view> found = nameInBucket(encoded, slot);
+        same = slot < names.size() && !names[slot].empty() ? found == names[slot] : !found;
+    }
+    if (!same) {
+        std::fprintf(stderr, "records_fuzzer: a name bucket does not round-trip\n");
+        std::abort();
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0)
         return 0;
     const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-    switch (data[0] % 10) {
+    switch (data[0] % 11) {
     case 0:
         roundTrip<Symbol>(bytes, decodeSymbol, encodeSymbol, "Symbol");
         break;
@@ -176,6 +195,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
     case 9:
         usrBucketRoundTrip(bytes);
+        break;
+    case 10:
+        nameBucketRoundTrip(bytes);
         break;
     }
     return 0;

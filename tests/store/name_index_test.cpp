@@ -89,7 +89,11 @@ std::string indexTables(const std::filesystem::path& directory) {
             fn(k, v);
     };
     each("nameText", 0, [&](std::string_view k, std::string_view v) {
-        byId[uint32_t(readBigEndian(k, 4))] = std::string(v);
+        std::vector<std::string_view> slots;
+        REQUIRE(decodeNameBucket(v, slots));
+        for (uint32_t slot = 0; slot < slots.size(); ++slot)
+            if (!slots[slot].empty())
+                byId[uint32_t(readBigEndian(k, 4)) * kNamesPerBucket + slot] = slots[slot];
     });
     std::map<std::string, size_t> declarations; // by name as spelled
     each("names", 0, [&](std::string_view k, std::string_view v) {
