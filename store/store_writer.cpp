@@ -109,6 +109,17 @@ size_t fileCount(const WriteOp& op) {
 
 namespace {
 
+/// Adds `value` to the sorted vector `sorted` (add) or removes it, unless it is already there
+/// (or not there): how every row the writer rewrites at finish() takes an edit.
+template <typename T> void applyEdit(std::vector<T>& sorted, const T& value, bool add) {
+    auto at = std::lower_bound(sorted.begin(), sorted.end(), value);
+    const bool present = at != sorted.end() && *at == value;
+    if (add && !present)
+        sorted.insert(at, value);
+    else if (!add && present)
+        sorted.erase(at);
+}
+
 /// The edits of one write transaction.
 class WriteContext {
 public:
@@ -359,14 +370,8 @@ private:
                 entries.clear();
                 if (present && !decodeUsrRow(at->row, entries))
                     throw damaged();
-                for (const auto& [entry, add] : usrEdits_.at(usrHash)) {
-                    auto it = std::lower_bound(entries.begin(), entries.end(), entry);
-                    const bool has = it != entries.end() && *it == entry;
-                    if (add && !has)
-                        entries.insert(it, entry);
-                    else if (!add && has)
-                        entries.erase(it);
-                }
+                for (const auto& [entry, add] : usrEdits_.at(usrHash))
+                    applyEdit(entries, entry, add);
                 if (entries.empty()) {
                     if (present)
                         rows.erase(at);
@@ -419,13 +424,8 @@ private:
                     variants.push_back({}); // its id comes below, if it keeps a declaration
                     spelled = spellings.end() - 1;
                 }
-                auto& declarations = variants[size_t(spelled - spellings.begin())].declarations;
-                auto at = std::lower_bound(declarations.begin(), declarations.end(), edit.row);
-                const bool present = at != declarations.end() && *at == edit.row;
-                if (edit.add && !present)
-                    declarations.insert(at, edit.row);
-                else if (!edit.add && present)
-                    declarations.erase(at);
+                applyEdit(variants[size_t(spelled - spellings.begin())].declarations, edit.row,
+                          edit.add);
             }
             size_t kept = 0;
             for (size_t i = 0; i < variants.size(); ++i) {
@@ -537,15 +537,8 @@ private:
                             bound = postingKeyFirst(k);
                     }
                 }
-                for (; i < edits.size() && (!bound || edits[i].first < *bound); ++i) {
-                    const auto& [posting, add] = edits[i];
-                    auto it = std::lower_bound(chunk.begin(), chunk.end(), posting);
-                    const bool present = it != chunk.end() && *it == posting;
-                    if (add && !present)
-                        chunk.insert(it, posting);
-                    else if (!add && present)
-                        chunk.erase(it);
-                }
+                for (; i < edits.size() && (!bound || edits[i].first < *bound); ++i)
+                    applyEdit(chunk, edits[i].first, edits[i].second);
                 if (!oldKey.empty())
                     txn_.del(s_.postings, oldKey);
                 const size_t pieces =

@@ -785,7 +785,7 @@ public:
             return true;
         if (!(landed ? postingsCursor_->get(MDB_PREV, k, v)
                      : postingsCursor_->get(MDB_LAST, k, v)) ||
-            !k.starts_with(std::string_view(seek).substr(0, token.size() + 1)))
+            !k.starts_with(postingPrefix(token)))
             return false;
         if (!decodePostingChunk(v, postingsChunk_))
             throw damagedStore(s_.options.directory, "corrupt postings chunk");
