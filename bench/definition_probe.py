@@ -5,7 +5,7 @@ and p50/p99/max over all. Run it twice to see a cold page cache against a warm o
 mapped, not loaded: a request that reads pages not yet in memory waits for the disk).
 
   bench/definition_probe.py --symdex build/cli/symdex --root TREE -p BUILD --store STORE \
-      [--files 10] [--per-file 11]
+      [--files 10] [--per-file 11] [--settle SECONDS] [--symbols re,flushbuf,...]
 
 Calls are identifiers followed by '(' on lines holding ';', in every Nth TU of the database."""
 import argparse, json, os, re, subprocess, time
@@ -19,6 +19,10 @@ def main():
     ap.add_argument("--store", required=True)
     ap.add_argument("--files", type=int, default=10)
     ap.add_argument("--per-file", type=int, default=11)
+    ap.add_argument("--settle", type=float, default=0,
+                    help="seconds to wait after initialized, before anything else")
+    ap.add_argument("--symbols", default="",
+                    help="comma-separated workspace/symbol queries to send before the definitions")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     proc = subprocess.Popen([a.symdex, "lsp", "--root", root, "-p", os.path.abspath(a.build),
@@ -56,6 +60,11 @@ def main():
 
     request("initialize", {"processId": None, "rootUri": "file://" + root, "capabilities": {}})
     notify("initialized", {})
+    time.sleep(a.settle)
+    for query in filter(None, a.symbols.split(",")):
+        start = time.perf_counter()
+        request("workspace/symbol", {"query": query})
+        print("workspace/symbol %s %.2f ms" % (query, (time.perf_counter() - start) * 1000))
     with open(os.path.join(os.path.abspath(a.build), "compile_commands.json")) as f:
         entries = json.load(f)
     step = max(1, len(entries) // a.files)

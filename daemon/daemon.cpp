@@ -7,6 +7,7 @@
 #include "daemon/watcher.h"
 #include "indexer/compile_db.h"
 #include "store/lmdb.h"
+#include "store/page_cache.h"
 #include "store/symbol_store.h"
 
 #include <QJsonDocument>
@@ -128,6 +129,12 @@ bool Daemon::start(std::string* error) {
     std::fprintf(stderr, "symdexd: pid %d serving %s on %s (root %s, database %s)\n",
                  int(::getpid()), options_.store.c_str(), socketPath_.c_str(), root_.c_str(),
                  options_.database.c_str());
+    // The store's pages into the page cache while the first requests come: a query on a cold
+    // cache waits for the disk at every page it touches (store/page_cache.h).
+    warmer_ =
+        std::make_unique<PageCacheWarmer>(options_.store / "data.mdb", [](const std::string& line) {
+            std::fprintf(stderr, "symdexd: %s\n", line.c_str());
+        });
     indexer_->start();
     storeCheckTimer_.start();
     return true;
@@ -249,6 +256,7 @@ void Daemon::stop() {
     progressTimer_.stop();
     storeCheckTimer_.stop();
     watcher_.reset();
+    warmer_.reset();
     if (server_)
         server_->close(); // no new requests
     if (indexer_)

@@ -18,8 +18,9 @@
 #include <vector>
 
 namespace symdex {
+class PageCacheWarmer;
 class SymbolStore;
-}
+} // namespace symdex
 
 namespace symdex::daemon {
 
@@ -99,6 +100,7 @@ private:
     std::unique_ptr<ServerContext> context_;
     std::unique_ptr<Server> server_;
     std::unique_ptr<Watcher> watcher_;
+    std::unique_ptr<PageCacheWarmer> warmer_;
     QTimer progressTimer_;
     /// Identities (st_dev, st_ino) of the store directory and its data file as opened.
     std::pair<dev_t, ino_t> storeDirectoryId_{};

@@ -3,6 +3,7 @@
 #include "store/lmdb.h"
 #include "store/lmdb_layout.h"
 #include "store/outline.h"
+#include "store/page_cache.h"
 #include "store/store_check.h"
 #include "store/store_dump.h"
 #include "store/symbol_store.h"
@@ -15,11 +16,14 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <sys/mman.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace symdex;
 using symdex::test::TempDir;
@@ -913,4 +917,65 @@ TEST_CASE("a snapshot answers every query from the state it was taken in", "[sto
     CHECK_FALSE(committed.file("/p/b.cc"));
     store->flush();
     CHECK(staged.findSymbols("third", 10).size() == 1);
+}
+
+namespace {
+
+/// The share of `file`'s pages the page cache holds (mincore over a read-only mapping).
+double residentShare(const std::string& file) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    const size_t size = size_t(std::filesystem::file_size(file));
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    REQUIRE(map != MAP_FAILED);
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> in((size + page - 1) / page);
+    REQUIRE(::mincore(map, size, in.data()) == 0);
+    ::munmap(map, size);
+    size_t resident = 0;
+    for (unsigned char c : in)
+        resident += c & 1;
+    return double(resident) / double(in.size());
+}
+
+} // namespace
+
+TEST_CASE("the page cache warmer reads a store's file ahead, and not one too large for memory") {
+    CHECK(worthReadingAhead(600u << 20, 24ull << 30));
+    CHECK(worthReadingAhead(1u << 30, 2u << 30));
+    CHECK_FALSE(worthReadingAhead((1u << 30) + 1, 2u << 30));
+    CHECK(availableMemory().value_or(0) > 0);
+
+    TempDir dir;
+    const std::string file = dir / "data.mdb";
+    {
+        std::ofstream out(file, std::ios::binary);
+        const std::string block(1 << 20, 'x');
+        for (int i = 0; i < 24; ++i)
+            out << block;
+    }
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    ::fdatasync(fd); // dirty pages cannot be dropped
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+    // The check needs a file system whose cache can be dropped (not tmpfs, where this holds all).
+    REQUIRE(residentShare(file) < 0.5);
+
+    std::atomic<bool> stop{false};
+    CHECK(readAhead(file, stop) == 24u << 20);
+    CHECK(residentShare(file) >= 0.95);
+
+    stop = true; // asked to stop before the first chunk: nothing
+    CHECK(readAhead(file, stop) == 0);
+    CHECK(readAhead(dir / "missing", stop) == 0);
+
+    std::vector<std::string> lines;
+    {
+        PageCacheWarmer warmer(file, [&](const std::string& line) { lines.push_back(line); });
+        warmer.wait();
+    }
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].find("read 24.0 MiB of " + file) == 0);
 }
