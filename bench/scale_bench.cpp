@@ -41,7 +41,9 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <malloc.h>
 #include <map>
+#include <numeric>
 #include <thread>
 #include <unordered_set>
 
@@ -76,8 +78,17 @@ struct ServerFigures {
 };
 
 /// What every measurement is given: the tree, the work directory, and the options.
+/// A call in a TU: the position of a callee's name, LSP's 0-based line and column (the generated
+/// sources are ASCII: bytes are UTF-16 units).
+struct CallSite {
+    fs::path file;
+    int line = 0, column = 0;
+};
+
 struct Setup {
     ScaleTree tree;
+    /// Where textDocument/definition is asked, chosen before any server starts (callSites()).
+    std::vector<CallSite> sites;
     fs::path dir;
     std::string threads;
     double timeout = 3600;
@@ -255,13 +266,6 @@ void measureQueries(LspServer& server, const std::vector<ScaleQuery>& queries,
     }
 }
 
-/// A call in a TU: the position of a callee's name, LSP's 0-based line and column (the generated
-/// sources are ASCII: bytes are UTF-16 units).
-struct CallSite {
-    fs::path file;
-    int line = 0, column = 0;
-};
-
 /// Up to `perFile` calls in each of `files` TUs spread over the tree: names of the tree followed
 /// by '(' on a line that ends a statement.
 std::vector<CallSite> callSites(const ScaleTree& tree, size_t files, size_t perFile) {
@@ -332,13 +336,25 @@ void measureDefinitions(LspServer& server, const std::vector<CallSite>& sites,
     if (!open.empty())
         server.notify("textDocument/didClose",
                       {{"textDocument", QJsonObject{{"uri", uriOf(open)}}}});
+    // The slowest requests, where they were and when: a p99 of 100 requests is its second worst.
+    std::vector<size_t> order(figures.definition.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return figures.definition[a] > figures.definition[b]; });
+    std::fprintf(stderr, "scale_bench: slowest definitions:");
+    for (size_t i = 0; i < std::min<size_t>(5, order.size()); ++i) {
+        const CallSite& site = sites[order[i]];
+        std::fprintf(stderr, " %.2f ms (#%zu, %s:%d:%d)", 1000 * figures.definition[order[i]],
+                     order[i] + 1, site.file.filename().c_str(), site.line + 1, site.column + 1);
+    }
+    std::fprintf(stderr, "\n");
 }
 
 /// The restart and everything measured on it, for either server: the first answer (timed from
 /// `startSeconds`), memory, settling, the queries and memory again. `servingPid` finds the
 /// serving process.
 void measureServing(LspServer& server, double startSeconds,
-                    const std::function<pid_t()>& servingPid, const ScaleTree& tree,
+                    const std::function<pid_t()>& servingPid, const std::vector<CallSite>& sites,
                     const std::vector<ScaleQuery>& queries, double timeout,
                     ServerFigures& figures) {
     const auto exact = std::find_if(queries.begin(), queries.end(), [](const ScaleQuery& q) {
@@ -352,8 +368,7 @@ void measureServing(LspServer& server, double startSeconds,
     figures.settleSeconds = waitUntilSettled(pid, timeout);
     measureQueries(server, queries, figures);
     std::tie(figures.rssAnonAfter, figures.rssFileAfter) = residentMiB(pid);
-    constexpr size_t kDefinitionFiles = 10, kCallsPerFile = 10;
-    measureDefinitions(server, callSites(tree, kDefinitionFiles, kCallsPerFile), figures);
+    measureDefinitions(server, sites, figures);
 }
 
 std::string joined(const std::vector<std::string>& argv) {
@@ -459,7 +474,7 @@ void restartSymdex(const Setup& s, const QCommandLineParser& parser, const fs::p
                 throw std::runtime_error("no symdexd serves " + store.string());
             return daemonPid = info->pid;
         };
-        measureServing(server, start, servingPid, s.tree, queries, s.timeout, figures);
+        measureServing(server, start, servingPid, s.sites, queries, s.timeout, figures);
     } catch (...) {
         if (auto info = protocol::findDaemon(store); info && !daemon)
             stopDaemon(info->pid); // ours is killed with its ChildProcess
@@ -557,7 +572,7 @@ ServerFigures runClangd(const Setup& s, const QCommandLineParser& parser,
     std::fprintf(stderr, "scale_bench: clangd: restart and queries\n");
     std::unique_ptr<LspServer> server = project.start();
     measureServing(
-        *server, server->startSeconds(), [&] { return server->pid(); }, s.tree, queries, s.timeout,
+        *server, server->startSeconds(), [&] { return server->pid(); }, s.sites, queries, s.timeout,
         figures);
     return figures;
 }
@@ -683,6 +698,12 @@ int run(const QCommandLineParser& parser) {
     const double treeSeconds = monotonicSeconds() - generating;
     const std::vector<ScaleQuery> queries =
         scaleQueries(s.tree.names, parser.value("queries").toULong(), spec.seed);
+    constexpr size_t kDefinitionFiles = 10, kCallsPerFile = 10;
+    s.sites = callSites(s.tree, kDefinitionFiles, kCallsPerFile);
+    // The sets of millions of names those built are freed: glibc sorts their chunks at the next
+    // allocation, which took 100-200 ms at 2M names inside the first timed definitions (perf:
+    // _int_malloc in this process while the first five took 12-29 ms). Now, untimed.
+    ::malloc_trim(0);
     std::printf("scale_bench --names %zu --seed %llu: %s (%s in %.1f s): %zu TUs, %zu headers, "
                 "%zu names, %zu name occurrences (%.1f a name)\n",
                 spec.names, (unsigned long long)spec.seed, s.tree.root.c_str(),

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <fstream>
+#include <pthread.h>
+#include <sched.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -17,8 +19,11 @@ namespace {
 
 constexpr size_t kChunk = 1u << 20;
 
-/// The calling thread's I/O to the idle class: its reads wait while queries fault pages in.
-void idleIoPriority() {
+/// The calling thread to the idle classes of CPU and I/O: its reads and copies wait while a
+/// query runs or faults pages in (the first answer after a start above all).
+void idlePriority() {
+    const sched_param none{};
+    ::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &none);
     constexpr int kWhoProcess = 1, kClassIdle = 3, kClassShift = 13; // linux/ioprio.h
     ::syscall(SYS_ioprio_set, kWhoProcess, 0, kClassIdle << kClassShift);
 }
@@ -81,7 +86,7 @@ PageCacheWarmer::PageCacheWarmer(std::filesystem::path file,
                   " available; queries read its pages as they need them");
               return;
           }
-          idleIoPriority();
+          idlePriority();
           const auto start = std::chrono::steady_clock::now();
           const uint64_t asked = readAhead(file, stop_);
           const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;

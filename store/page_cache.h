@@ -27,7 +27,7 @@ std::optional<uint64_t> availableMemory();
 /// charged to no process's resident set.
 uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& stop);
 
-/// readAhead() of a store's data file on a thread of its own at idle I/O priority, when
+/// readAhead() of a store's data file on a thread of its own at idle CPU and I/O priority, when
 /// worthReadingAhead() says so; `log` gets one line saying what was done. The destructor stops
 /// the thread between two chunks and joins it.
 class PageCacheWarmer {
