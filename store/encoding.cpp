@@ -14,7 +14,7 @@ void Writer::fixed64(uint64_t v) {
     appendBigEndian(out_, v, 8);
 }
 
-uint64_t Reader::varint() {
+uint64_t Reader::longVarint() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (in_.empty()) {

@@ -33,7 +33,15 @@ private:
 class Reader {
 public:
     explicit Reader(std::string_view in) : in_(in) {}
-    uint64_t varint();
+    /// Most varints of the store are one byte (deltas, counts, columns): that case inline.
+    uint64_t varint() {
+        if (!in_.empty() && !(static_cast<uint8_t>(in_.front()) & 0x80)) {
+            const uint64_t v = static_cast<uint8_t>(in_.front());
+            in_.remove_prefix(1);
+            return v;
+        }
+        return longVarint();
+    }
     int64_t svarint() {
         uint64_t v = varint();
         return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
@@ -47,6 +55,7 @@ public:
     std::string_view rest() const { return in_; }
 
 private:
+    uint64_t longVarint();
     std::string_view in_;
     bool failed_ = false;
 };

@@ -87,6 +87,14 @@ public:
     virtual ~Stream() = default;
     /// The next name (length, id); false at the end.
     virtual bool next(uint32_t& length, uint32_t& id) = 0;
+    /// The next name not before (length, id), in and out (View::Postings::skipTo).
+    virtual bool skipTo(uint32_t& length, uint32_t& id) {
+        const uint32_t targetLength = length, targetId = id;
+        while (next(length, id))
+            if (std::tie(length, id) >= std::tie(targetLength, targetId))
+                return true;
+        return false;
+    }
 };
 
 /// The names holding one token.
@@ -95,6 +103,7 @@ public:
     explicit TokenStream(std::unique_ptr<View::Postings> postings)
         : postings_(std::move(postings)) {}
     bool next(uint32_t& length, uint32_t& id) override { return postings_->next(length, id); }
+    bool skipTo(uint32_t& length, uint32_t& id) override { return postings_->skipTo(length, id); }
 
 private:
     std::unique_ptr<View::Postings> postings_;
@@ -104,28 +113,37 @@ private:
 class Union final : public Stream {
 public:
     void add(std::unique_ptr<Stream> stream) {
-        Head head{0, 0, streams_.size()};
-        if (stream && stream->next(head.length, head.id)) {
-            streams_.push_back(std::move(stream));
-            heap_.push(head);
-        }
+        if (!stream)
+            return;
+        waiting_.push_back(streams_.size());
+        streams_.push_back(std::move(stream));
     }
     bool next(uint32_t& length, uint32_t& id) override {
-        while (!heap_.empty()) {
-            Head head = heap_.top();
-            heap_.pop();
-            Head following = head;
-            if (streams_[head.list]->next(following.length, following.id))
-                heap_.push(following);
-            if (head.id == lastId_ && returned_)
-                continue; // from another stream too
-            returned_ = true;
-            lastId_ = head.id;
-            length = head.length;
-            id = head.id;
-            return true;
+        for (size_t list : waiting_) {
+            Head head{0, 0, list};
+            if (streams_[list]->next(head.length, head.id))
+                heap_.push(head);
         }
-        return false;
+        waiting_.clear();
+        return take(length, id);
+    }
+    bool skipTo(uint32_t& length, uint32_t& id) override {
+        // The streams move on from the target: those whose name was taken last, those that
+        // never moved, and those whose name is before the target.
+        for (size_t list : waiting_) {
+            Head head{length, id, list};
+            if (streams_[list]->skipTo(head.length, head.id))
+                heap_.push(head);
+        }
+        waiting_.clear();
+        while (!heap_.empty() &&
+               std::tie(heap_.top().length, heap_.top().id) < std::tie(length, id)) {
+            Head head{length, id, heap_.top().list};
+            heap_.pop();
+            if (streams_[head.list]->skipTo(head.length, head.id))
+                heap_.push(head);
+        }
+        return take(length, id);
     }
 
 private:
@@ -136,33 +154,64 @@ private:
             return std::tie(length, id) > std::tie(o.length, o.id);
         }
     };
+
+    /// The first name of the heads, once however many streams hold it; they move on at the
+    /// next call, by next() or by skipTo() as it is asked (a stream skipped is not read).
+    bool take(uint32_t& length, uint32_t& id) {
+        if (heap_.empty())
+            return false;
+        const Head first = heap_.top();
+        while (!heap_.empty() && heap_.top().length == first.length && heap_.top().id == first.id) {
+            waiting_.push_back(heap_.top().list);
+            heap_.pop();
+        }
+        length = first.length;
+        id = first.id;
+        return true;
+    }
+
     std::vector<std::unique_ptr<Stream>> streams_;
     std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heap_;
-    uint32_t lastId_ = 0;
-    bool returned_ = false;
+    std::vector<size_t> waiting_; ///< streams with no name in the heap: to move on first
 };
 
-/// The names of `driver` that `filter` has too; both are read once, in order.
+/// The names of `driver` that `filter` has too: each skips to the other's name until they meet
+/// (neither reads what lies between).
 class Intersection final : public Stream {
 public:
     Intersection(std::unique_ptr<Stream> driver, std::unique_ptr<Stream> filter)
-        : driver_(std::move(driver)), filter_(std::move(filter)) {
-        more_ = filter_->next(length_, id_);
-    }
+        : driver_(std::move(driver)), filter_(std::move(filter)) {}
     bool next(uint32_t& length, uint32_t& id) override {
-        while (more_ && driver_->next(length, id)) {
-            while (more_ && std::tie(length_, id_) < std::tie(length, id))
-                more_ = filter_->next(length_, id_);
-            if (more_ && length_ == length && id_ == id)
-                return true;
-        }
-        return false;
+        return more_ && driver_->next(length, id) && meet(length, id);
+    }
+    bool skipTo(uint32_t& length, uint32_t& id) override {
+        return more_ && driver_->skipTo(length, id) && meet(length, id);
     }
 
 private:
+    /// From the driver's name (length, id): the first name both hold.
+    bool meet(uint32_t& length, uint32_t& id) {
+        for (;;) {
+            if (!started_ || std::tie(length_, id_) < std::tie(length, id)) {
+                started_ = true;
+                length_ = length;
+                id_ = id;
+                if (!(more_ = filter_->skipTo(length_, id_)))
+                    return false;
+            }
+            if (length_ == length && id_ == id)
+                return true;
+            length = length_; // the filter is ahead: the driver follows
+            id = id_;
+            if (!driver_->skipTo(length, id))
+                return false;
+        }
+    }
+
     std::unique_ptr<Stream> driver_, filter_;
-    uint32_t length_ = 0, id_ = 0; ///< the filter's current name
-    bool more_ = false;
+    uint32_t length_ = 0, id_ = 0; ///< the filter's current name, once started_
+    bool started_ = false;
+    bool more_ = true;
 };
 
 /// The names of `driver` that hold any of a few tokens, each asked of the index.
@@ -171,14 +220,23 @@ public:
     Asked(View& view, std::unique_ptr<Stream> driver, std::vector<std::string> tokens)
         : view_(view), driver_(std::move(driver)), tokens_(std::move(tokens)) {}
     bool next(uint32_t& length, uint32_t& id) override {
-        while (driver_->next(length, id))
-            for (const std::string& token : tokens_)
-                if (view_.hasPosting(token, length, id))
-                    return true;
-        return false;
+        return driver_->next(length, id) && held(length, id);
+    }
+    bool skipTo(uint32_t& length, uint32_t& id) override {
+        return driver_->skipTo(length, id) && held(length, id);
     }
 
 private:
+    /// From the driver's name (length, id) on: the first that holds a token.
+    bool held(uint32_t& length, uint32_t& id) {
+        do
+            for (const std::string& token : tokens_)
+                if (view_.hasPosting(token, length, id))
+                    return true;
+        while (driver_->next(length, id));
+        return false;
+    }
+
     View& view_;
     std::unique_ptr<Stream> driver_;
     std::vector<std::string> tokens_;

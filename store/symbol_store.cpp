@@ -715,12 +715,19 @@ public:
     public:
         LmdbPostings(const SymbolStore::Impl& s, const lmdb::Txn& txn)
             : s_(s), txn_(txn), cursor_(txn, s.postings) {}
+        /// Lands on the token's first chunk, decoded by the first next(): a caller that only
+        /// asks size() (most pairs and initials of a word-start search) decodes nothing.
         bool find(std::string_view token) {
+            token_ = token;
             prefix_ = postingPrefix(token);
-            std::string_view k = prefix_, v;
-            return cursor_.seek(MDB_SET_RANGE, k, v) && k.starts_with(prefix_) && decode(v);
+            std::string_view k = prefix_;
+            return cursor_.seek(MDB_SET_RANGE, k, first_) && k.starts_with(prefix_);
         }
         bool next(uint32_t& length, uint32_t& id) override {
+            if (!first_.empty()) {
+                decode(first_);
+                first_ = {};
+            }
             if (at_ == chunk_.size()) {
                 std::string_view k, v;
                 if (!cursor_.get(MDB_NEXT, k, v) || !k.starts_with(prefix_) || !decode(v))
@@ -730,6 +737,37 @@ public:
             id = chunk_[at_].id;
             ++at_;
             return true;
+        }
+        /// Chunks wholly before the target are passed over by a seek, not decoded: an
+        /// intersection with a rare stream reads a few chunks of a common token, not all.
+        bool skipTo(uint32_t& length, uint32_t& id) override {
+            const Posting target{length, id};
+            if (first_.empty() && at_ < chunk_.size() && !(chunk_.back() < target))
+                return takeFrom(target, length, id); // in the chunk at hand
+            first_ = {};
+            const std::string seek = postingKey(token_, target);
+            std::string_view k = seek, v;
+            const bool landed = cursor_.seek(MDB_SET_RANGE, k, v);
+            if (!landed || k != seek) {
+                // The chunk before the one landed on (or the last) may hold the target.
+                std::string_view pk, pv;
+                const bool before =
+                    landed ? cursor_.get(MDB_PREV, pk, pv) : cursor_.get(MDB_LAST, pk, pv);
+                if (before && pk.starts_with(prefix_)) {
+                    decode(pv);
+                    if (!(chunk_.back() < target))
+                        return takeFrom(target, length, id);
+                }
+                if (!landed)
+                    return false; // no chunk after it
+                k = seek;         // back to the chunk landed on: the first past the target
+                if (!(before ? cursor_.get(MDB_NEXT, k, v) : cursor_.seek(MDB_SET_RANGE, k, v)))
+                    return false;
+            }
+            if (!k.starts_with(prefix_))
+                return false;
+            decode(v);
+            return takeFrom(target, length, id);
         }
         size_t size() override {
             if (!size_) {
@@ -755,13 +793,24 @@ public:
             at_ = 0;
             return true;
         }
+        /// The first posting of the decoded chunk from at_ on not before `target`, which the
+        /// chunk's last posting is not before.
+        bool takeFrom(const Posting& target, uint32_t& length, uint32_t& id) {
+            at_ = size_t(std::lower_bound(chunk_.begin() + ptrdiff_t(at_), chunk_.end(), target) -
+                         chunk_.begin());
+            length = chunk_[at_].length;
+            id = chunk_[at_].id;
+            ++at_;
+            return true;
+        }
         StoreError damaged() const {
             return damagedStore(s_.options.directory, "corrupt postings chunk");
         }
         const SymbolStore::Impl& s_;
         const lmdb::Txn& txn_;
         lmdb::Cursor cursor_;
-        std::string prefix_;
+        std::string token_, prefix_;
+        std::string_view first_; ///< the first chunk until next() decodes it
         std::vector<Posting> chunk_;
         size_t at_ = 0;
         std::optional<size_t> size_;
@@ -787,8 +836,12 @@ public:
                      : postingsCursor_->get(MDB_LAST, k, v)) ||
             !k.starts_with(postingPrefix(token)))
             return false;
-        if (!decodePostingChunk(v, postingsChunk_))
-            throw damagedStore(s_.options.directory, "corrupt postings chunk");
+        // A search asks one token about names in increasing order: mostly the same chunk again.
+        if (k != postingsChunkKey_) {
+            if (!decodePostingChunk(v, postingsChunk_))
+                throw damagedStore(s_.options.directory, "corrupt postings chunk");
+            postingsChunkKey_.assign(k);
+        }
         return std::binary_search(postingsChunk_.begin(), postingsChunk_.end(), posting);
     }
 
@@ -958,7 +1011,8 @@ private:
     SnapshotReader reader_;
     std::unordered_map<uint32_t, bool> shadowed_;
     std::optional<lmdb::Cursor> postingsCursor_; ///< hasPosting()'s, opened on first use
-    std::vector<Posting> postingsChunk_;         ///< hasPosting()'s decoding buffer
+    std::vector<Posting> postingsChunk_;         ///< hasPosting()'s last chunk, decoded
+    std::string postingsChunkKey_;               ///< and its key
 };
 
 } // namespace

@@ -375,3 +375,63 @@ TEST_CASE("tokens held by hundreds of names span several postings chunks, and se
     }
     CHECK(indexTables(freshOptions.directory) == tables);
 }
+
+TEST_CASE("a search skips through tokens of many postings chunks to the names a rarer token "
+          "holds, and finds what checking every name finds",
+          "[store][names]") {
+    const std::vector<std::string> words = {"flush", "buffer", "read", "write", "block", "cache",
+                                            "table", "merge",  "seek", "key",   "slice", "arena",
+                                            "batch", "level",  "file", "lock"};
+    // 16 x 16 x 16 names of three words: each word is in about 770 of them (4 to 6 chunks), a
+    // pair of words in 16 to 32, three initials in 1 to 8: intersections of a rare token with a
+    // common one skip most of the common one's chunks.
+    std::vector<std::vector<Symbol>> files(4);
+    uint32_t n = 0;
+    for (const std::string& a : words)
+        for (const std::string& b : words)
+            for (const std::string& c : words) {
+                std::string B = b, C = c;
+                B[0] = char(B[0] - 'a' + 'A');
+                C[0] = char(C[0] - 'a' + 'A');
+                const std::string name = n % 3 ? a + B + C : a + "_" + b + "_" + c;
+                files[n % 4].push_back(makeSymbol(name, n + 1, n % 7 != 0));
+                ++n;
+            }
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto lmdb = SymbolStore::open(options);
+    MemoryStore memory;
+    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
+        for (size_t f = 0; f < files.size(); ++f)
+            store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
+        store->flush();
+    }
+    {
+        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
+        lmdb::Txn txn = lmdb::Txn::begin(env, true);
+        lmdb::Cursor cursor(txn, txn.openDb("postings", 0));
+        const std::string prefix = postingPrefix("Wcache");
+        std::string_view k = prefix, v;
+        size_t chunks = 0;
+        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
+             more = cursor.get(MDB_NEXT, k, v))
+            ++chunks;
+        CHECK(chunks >= 4);
+    }
+    std::vector<std::string> queries = {"fbr",        "lfc",         "cachelevel", "kslice",
+                                        "slicekey",   "arenabatchb", "abl",        "lockfile",
+                                        "ferre",      "cheleve",     "kbl",        "fileflush",
+                                        "lock_file_", "tablearena",  "ewr",        "zzz"};
+    for (const std::string& w : words)
+        queries.push_back(w.substr(1, 3));
+    for (const std::string& query : queries)
+        for (size_t limit : {size_t(3), size_t(40), size_t(5000)}) {
+            INFO(query << " limit " << limit);
+            const Strings found = find(*lmdb, query, limit);
+            CHECK(found == find(memory, query, limit));
+            if (limit == 5000 && query != "zzz" && query.size() >= 3)
+                CHECK(!found.empty());
+        }
+}
