@@ -492,9 +492,9 @@ private:
             // Pieces go to consecutive words: each three in a row are initials a name has.
             for (size_t i = 0; i + 2 < cut.size(); ++i) {
                 std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
-                std::unique_ptr<View::Postings> postings = view_.postings(token);
+                const size_t count = view_.postingCount(token);
                 sources.emplace_back();
-                sources.back().add(token, postings ? postings->size() : 0);
+                sources.back().add(token, count);
             }
             out.add(allOf(std::move(sources)));
         }
@@ -511,9 +511,8 @@ private:
             for (const std::string& b : second.tokens) {
                 const std::string token =
                     pairToken(std::string_view(a).substr(1), std::string_view(b).substr(1));
-                std::unique_ptr<View::Postings> postings = view_.postings(token);
-                if (postings)
-                    pairs.add(token, postings->size());
+                if (const size_t count = view_.postingCount(token))
+                    pairs.add(token, count);
             }
         return pairs;
     }

@@ -53,6 +53,11 @@ public:
     };
     /// nullptr when no name holds `token`.
     virtual std::unique_ptr<Postings> postings(std::string_view token) = 0;
+    /// How many names hold `token` (postings(token)->size(), without opening a stream).
+    virtual size_t postingCount(std::string_view token) {
+        std::unique_ptr<Postings> p = postings(token);
+        return p ? p->size() : 0;
+    }
     /// Whether the name (length, id) holds `token`.
     virtual bool hasPosting(std::string_view token, uint32_t length, uint32_t id) = 0;
     /// The name the index holds under `id`.

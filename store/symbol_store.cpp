@@ -713,8 +713,9 @@ public:
     /// A token's postings, chunk by chunk (lmdb_layout.h).
     class LmdbPostings final : public Postings {
     public:
-        LmdbPostings(const SymbolStore::Impl& s, const lmdb::Txn& txn)
-            : s_(s), txn_(txn), cursor_(txn, s.postings) {}
+        LmdbPostings(LmdbView& view, lmdb::Cursor cursor)
+            : view_(view), cursor_(std::move(cursor)) {}
+        ~LmdbPostings() override { view_.postingCursors_.push_back(std::move(cursor_)); }
         /// Lands on the token's first chunk, decoded by the first next(): a caller that only
         /// asks size() (most pairs and initials of a word-start search) decodes nothing.
         bool find(std::string_view token) {
@@ -770,19 +771,8 @@ public:
             return takeFrom(target, length, id);
         }
         size_t size() override {
-            if (!size_) {
-                size_t count = 0;
-                lmdb::Cursor cursor(txn_, s_.postings);
-                std::string_view k = prefix_, v;
-                for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix_);
-                     more = cursor.get(MDB_NEXT, k, v)) {
-                    std::optional<size_t> n = postingChunkSize(v);
-                    if (!n)
-                        throw damaged();
-                    count += *n;
-                }
-                size_ = count;
-            }
+            if (!size_)
+                size_ = view_.postingCount(token_);
             return *size_;
         }
 
@@ -804,10 +794,9 @@ public:
             return true;
         }
         StoreError damaged() const {
-            return damagedStore(s_.options.directory, "corrupt postings chunk");
+            return damagedStore(view_.s_.options.directory, "corrupt postings chunk");
         }
-        const SymbolStore::Impl& s_;
-        const lmdb::Txn& txn_;
+        LmdbView& view_;
         lmdb::Cursor cursor_;
         std::string token_, prefix_;
         std::string_view first_; ///< the first chunk until next() decodes it
@@ -817,10 +806,31 @@ public:
     };
 
     std::unique_ptr<Postings> postings(std::string_view token) override {
-        auto postings = std::make_unique<LmdbPostings>(s_, txn());
+        // Cursors come back when the postings go: a search opens hundreds of streams.
+        lmdb::Cursor cursor = postingCursors_.empty() ? lmdb::Cursor(txn(), s_.postings)
+                                                      : std::move(postingCursors_.back());
+        if (!postingCursors_.empty())
+            postingCursors_.pop_back();
+        auto postings = std::make_unique<LmdbPostings>(*this, std::move(cursor));
         if (!postings->find(token))
             return nullptr;
         return postings;
+    }
+
+    size_t postingCount(std::string_view token) override {
+        if (!postingsCursor_)
+            postingsCursor_.emplace(txn(), s_.postings);
+        const std::string prefix = postingPrefix(token);
+        size_t count = 0;
+        std::string_view k = prefix, v;
+        for (bool more = postingsCursor_->seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
+             more = postingsCursor_->get(MDB_NEXT, k, v)) {
+            std::optional<size_t> n = postingChunkSize(v);
+            if (!n)
+                throw damagedStore(s_.options.directory, "corrupt postings chunk");
+            count += *n;
+        }
+        return count;
     }
 
     bool hasPosting(std::string_view token, uint32_t length, uint32_t id) override {
@@ -1011,6 +1021,7 @@ private:
     SnapshotReader reader_;
     std::unordered_map<uint32_t, bool> shadowed_;
     std::optional<lmdb::Cursor> postingsCursor_; ///< hasPosting()'s, opened on first use
+    std::vector<lmdb::Cursor> postingCursors_;   ///< postings()' cursors no stream holds now
     std::vector<Posting> postingsChunk_;         ///< hasPosting()'s last chunk, decoded
     std::string postingsChunkKey_;               ///< and its key
 };
