@@ -131,10 +131,10 @@ bool Daemon::start(std::string* error) {
                  options_.database.c_str());
     // The store's pages into the page cache while the first requests come: a query on a cold
     // cache waits for the disk at every page it touches (store/page_cache.h).
-    warmer_ =
-        std::make_unique<PageCacheWarmer>(options_.store / "data.mdb", [](const std::string& line) {
-            std::fprintf(stderr, "symdexd: %s\n", line.c_str());
-        });
+    warmer_ = std::make_unique<PageCacheWarmer>(
+        options_.store / "data.mdb",
+        [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); },
+        [server = server_.get()] { return server->answering(); });
     indexer_->start();
     storeCheckTimer_.start();
     return true;

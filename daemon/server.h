@@ -56,6 +56,8 @@ public:
     unsigned queryThreads() const { return workers_->threads(); }
     /// Figures for symdex/status. Thread-safe.
     QJsonObject figures() const;
+    /// Whether a query is queued or being answered. Any thread.
+    bool answering() const { return workers_->pending() > 0; }
 
 private:
     void accept();

@@ -30,6 +30,7 @@ void WorkerPool::shutdown() {
 }
 
 void WorkerPool::post(std::function<void()> task) {
+    pending_.fetch_add(1, std::memory_order_relaxed);
     {
         std::lock_guard lock(tasksMu_);
         tasks_.push_back(std::move(task));
@@ -54,6 +55,7 @@ void WorkerPool::loop() {
             tasks_.pop_front();
         }
         task();
+        pending_.fetch_sub(1, std::memory_order_relaxed);
     }
 }
 

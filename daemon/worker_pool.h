@@ -3,6 +3,7 @@
 // std::mutex rather than QThreadPool so ThreadSanitizer sees every hand-off.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -29,12 +30,15 @@ public:
     void shutdown();
     /// Tasks queued and not yet started.
     size_t queued() const;
+    /// Tasks queued or running. Thread-safe, lock-free.
+    size_t pending() const { return pending_.load(std::memory_order_relaxed); }
     unsigned threads() const { return unsigned(threads_.size()); }
 
 private:
     void loop();
 
     std::deque<std::function<void()>> tasks_;
+    std::atomic<size_t> pending_{0};
     bool stopping_ = false;
     mutable std::mutex tasksMu_; // guards tasks_ and stopping_
     std::condition_variable tasksChanged_;

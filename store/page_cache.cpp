@@ -17,7 +17,7 @@ namespace symdex {
 
 namespace {
 
-constexpr size_t kChunk = 1u << 20;
+constexpr size_t kChunk = 256u << 10;
 
 /// The calling thread to the idle classes of CPU and I/O: its reads and copies wait while a
 /// query runs or faults pages in (the first answer after a start above all).
@@ -53,7 +53,8 @@ std::optional<uint64_t> availableMemory() {
     return std::nullopt;
 }
 
-uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& stop) {
+uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& stop,
+                   const std::function<bool()>& busy) {
     const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -63,6 +64,10 @@ uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& s
     std::vector<char> buffer(kChunk);
     uint64_t done = 0;
     while (!stop.load()) {
+        if (busy && busy()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            continue;
+        }
         const ssize_t n = ::pread(fd, buffer.data(), buffer.size(), off_t(done));
         if (n <= 0)
             break;
@@ -73,8 +78,9 @@ uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& s
 }
 
 PageCacheWarmer::PageCacheWarmer(std::filesystem::path file,
-                                 std::function<void(const std::string&)> log)
-    : thread_([this, file = std::move(file), log = std::move(log)] {
+                                 std::function<void(const std::string&)> log,
+                                 std::function<bool()> busy)
+    : thread_([this, file = std::move(file), log = std::move(log), busy = std::move(busy)] {
           std::error_code ec;
           const uint64_t size = std::filesystem::file_size(file, ec);
           if (ec)
@@ -88,7 +94,7 @@ PageCacheWarmer::PageCacheWarmer(std::filesystem::path file,
           }
           idlePriority();
           const auto start = std::chrono::steady_clock::now();
-          const uint64_t asked = readAhead(file, stop_);
+          const uint64_t asked = readAhead(file, stop_, busy);
           const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
           char seconds[32];
           std::snprintf(seconds, sizeof seconds, "%.2f", took.count());

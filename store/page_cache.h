@@ -22,17 +22,20 @@ bool worthReadingAhead(uint64_t fileBytes, uint64_t availableBytes);
 /// The kernel's MemAvailable (/proc/meminfo) in bytes; nullopt when it cannot be read.
 std::optional<uint64_t> availableMemory();
 
-/// Reads `file` through, a MiB at a time, so that the page cache holds it; stops early once
-/// `stop` is set; returns the bytes read. Nothing is mapped: the pages are reclaimable cache,
-/// charged to no process's resident set.
-uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& stop);
+/// Reads `file` through, 256 KiB at a time, so that the page cache holds it; waits while `busy()`
+/// (when given) says queries are being answered, so that its reads never delay theirs; stops
+/// early once `stop` is set; returns the bytes read. Nothing is mapped: the pages are reclaimable
+/// cache, charged to no process's resident set.
+uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& stop,
+                   const std::function<bool()>& busy = {});
 
 /// readAhead() of a store's data file on a thread of its own at idle CPU and I/O priority, when
 /// worthReadingAhead() says so; `log` gets one line saying what was done. The destructor stops
 /// the thread between two chunks and joins it.
 class PageCacheWarmer {
 public:
-    PageCacheWarmer(std::filesystem::path file, std::function<void(const std::string&)> log);
+    PageCacheWarmer(std::filesystem::path file, std::function<void(const std::string&)> log,
+                    std::function<bool()> busy = {});
     ~PageCacheWarmer();
     PageCacheWarmer(const PageCacheWarmer&) = delete;
     PageCacheWarmer& operator=(const PageCacheWarmer&) = delete;

@@ -967,6 +967,10 @@ TEST_CASE("the page cache warmer reads a store's file ahead, and not one too lar
     CHECK(readAhead(file, stop) == 24u << 20);
     CHECK(residentShare(file) >= 0.95);
 
+    int asked = 0; // busy for the first four asks: waits, then reads it all
+    CHECK(readAhead(file, stop, [&] { return ++asked < 5; }) == 24u << 20);
+    CHECK(asked > 5);
+
     stop = true; // asked to stop before the first chunk: nothing
     CHECK(readAhead(file, stop) == 0);
     CHECK(readAhead(dir / "missing", stop) == 0);
