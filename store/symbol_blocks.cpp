@@ -22,7 +22,7 @@ std::string encodeSymbolBlock(const std::vector<std::string_view>& rows, uint32_
     Writer w(block);
     w.varint(rows.size());
     w.varint(firstLine);
-    appendCompressed(block, plain);
+    appendCompressed(block, plain, ZstdDictionary::Symbols);
     return block;
 }
 
@@ -42,7 +42,7 @@ std::optional<SymbolBlock> SymbolBlock::decode(std::string_view block) {
     if (header.failed() || count == 0 || count > kSymbolsPerBlock || firstLine > UINT32_MAX)
         return std::nullopt;
     SymbolBlock out;
-    if (!decompress(header.rest(), out.bytes_, kMaxBlockBytes))
+    if (!decompress(header.rest(), out.bytes_, kMaxBlockBytes, ZstdDictionary::Symbols))
         return std::nullopt;
     Reader rows(out.bytes_);
     for (uint64_t i = 0; i < count; ++i) {

@@ -9,11 +9,18 @@
 
 namespace symdex {
 
-/// Appends `plain` to `out` as one zstd frame (level 3, its content size in the header).
-void appendCompressed(std::string& out, std::string_view plain);
+/// What a frame is compressed against: nothing, or the built-in dictionary of declaration blocks
+/// (store/symbol_dictionary.h).
+enum class ZstdDictionary { None, Symbols };
 
-/// Decompresses the single frame `frame` into `out` (replacing it); false if it is not one, or
-/// holds more than `maxBytes`.
-bool decompress(std::string_view frame, std::string& out, size_t maxBytes);
+/// Appends `plain` to `out` as one zstd frame (level 3, its content size in the header; with a
+/// dictionary, its id too).
+void appendCompressed(std::string& out, std::string_view plain,
+                      ZstdDictionary dictionary = ZstdDictionary::None);
+
+/// Decompresses the single frame `frame` into `out` (replacing it); false if it is not one, holds
+/// more than `maxBytes`, or was compressed against another dictionary than `dictionary`.
+bool decompress(std::string_view frame, std::string& out, size_t maxBytes,
+                ZstdDictionary dictionary = ZstdDictionary::None);
 
 } // namespace symdex
