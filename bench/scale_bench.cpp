@@ -41,7 +41,6 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <malloc.h>
 #include <map>
 #include <numeric>
 #include <thread>
@@ -254,22 +253,32 @@ double waitUntilSettled(pid_t pid, double timeout) {
 /// The queries one at a time, each answer waited for before the next is sent.
 void measureQueries(LspServer& server, const std::vector<ScaleQuery>& queries,
                     ServerFigures& figures) {
+    std::map<QueryKind, std::pair<double, std::string>> slowest;
     for (const ScaleQuery& q : queries) {
         double seconds = 0;
         const QJsonValue result =
             server.request("workspace/symbol", {{"query", QString::fromStdString(q.text)}},
                            kRequestTimeout, &seconds);
+        slowest[q.kind] = std::max(slowest[q.kind], std::pair(seconds, q.text));
         figures.latency[q.kind].push_back(seconds);
         figures.results[q.kind].push_back(double(result.toArray().size()));
         if (q.kind == QueryKind::RareExact)
             figures.exactFound += holdsName(result, q.text);
     }
+    std::fprintf(stderr, "scale_bench: slowest workspace/symbol of each kind:");
+    for (const auto& [kind, query] : slowest)
+        std::fprintf(stderr, " %s '%s' %.2f ms;", queryKindName(kind), query.second.c_str(),
+                     1000 * query.first);
+    std::fprintf(stderr, "\n");
 }
 
 /// Up to `perFile` calls in each of `files` TUs spread over the tree: names of the tree followed
 /// by '(' on a line that ends a statement.
 std::vector<CallSite> callSites(const ScaleTree& tree, size_t files, size_t perFile) {
-    const std::unordered_set<std::string> names(tree.names.begin(), tree.names.end());
+    // Views, sorted, in one allocation: a set of 2M strings is 2M allocations, which glibc
+    // sorted out again while the servers were timed (see main()).
+    std::vector<std::string_view> names(tree.names.begin(), tree.names.end());
+    std::sort(names.begin(), names.end());
     std::vector<CallSite> sites;
     const size_t step = std::max<size_t>(1, tree.sources.size() / files);
     for (size_t f = 0; f < tree.sources.size() && f / step < files; f += step) {
@@ -289,7 +298,9 @@ std::vector<CallSite> callSites(const ScaleTree& tree, size_t files, size_t perF
                 while (end < text.size() &&
                        (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
                     ++end;
-                if (end < text.size() && text[end] == '(' && names.count(text.substr(i, end - i))) {
+                if (end < text.size() && text[end] == '(' &&
+                    std::binary_search(names.begin(), names.end(),
+                                       std::string_view(text).substr(i, end - i))) {
                     sites.push_back({file, line, int(i)});
                     ++found;
                 }
@@ -700,10 +711,9 @@ int run(const QCommandLineParser& parser) {
         scaleQueries(s.tree.names, parser.value("queries").toULong(), spec.seed);
     constexpr size_t kDefinitionFiles = 10, kCallsPerFile = 10;
     s.sites = callSites(s.tree, kDefinitionFiles, kCallsPerFile);
-    // The sets of millions of names those built are freed: glibc sorts their chunks at the next
-    // allocation, which took 100-200 ms at 2M names inside the first timed definitions (perf:
-    // _int_malloc in this process while the first five took 12-29 ms). Now, untimed.
-    ::malloc_trim(0);
+    // Before any server starts: callSites() once built a set of the 2M names when the
+    // definitions began, and glibc sorted its freed chunks at the next allocations, inside the
+    // first timed requests (perf: _int_malloc in this process while they took 12-29 ms each).
     std::printf("scale_bench --names %zu --seed %llu: %s (%s in %.1f s): %zu TUs, %zu headers, "
                 "%zu names, %zu name occurrences (%.1f a name)\n",
                 spec.names, (unsigned long long)spec.seed, s.tree.root.c_str(),
