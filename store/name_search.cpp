@@ -397,6 +397,15 @@ private:
             });
     }
 
+    /// How many names hold `token` (cached: the ways to cut a query share their pairs and
+    /// initials, and each count is a seek).
+    size_t postingCount(const std::string& token) {
+        auto [it, inserted] = postingCounts_.try_emplace(token, 0);
+        if (inserted)
+            it->second = view_.postingCount(token);
+        return it->second;
+    }
+
     /// Whether any word of the index starts with `piece` (cached: cuts ask the same again).
     bool startsWord(std::string_view piece) {
         auto [it, inserted] = startsWord_.try_emplace(std::string(piece), false);
@@ -492,7 +501,7 @@ private:
             // Pieces go to consecutive words: each three in a row are initials a name has.
             for (size_t i = 0; i + 2 < cut.size(); ++i) {
                 std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
-                const size_t count = view_.postingCount(token);
+                const size_t count = postingCount(token);
                 sources.emplace_back();
                 sources.back().add(token, count);
             }
@@ -511,7 +520,7 @@ private:
             for (const std::string& b : second.tokens) {
                 const std::string token =
                     pairToken(std::string_view(a).substr(1), std::string_view(b).substr(1));
-                if (const size_t count = view_.postingCount(token))
+                if (const size_t count = postingCount(token))
                     pairs.add(token, count);
             }
         return pairs;
@@ -599,6 +608,7 @@ private:
     std::set<std::string, std::less<>> expanded_;
     size_t settled_ = 0;
     std::unordered_map<std::string, bool> startsWord_;
+    std::unordered_map<std::string, size_t> postingCounts_;
     std::unordered_map<std::string, Source> startingWith_;
 };
 
