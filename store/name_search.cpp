@@ -88,13 +88,7 @@ public:
     /// The next name (length, id); false at the end.
     virtual bool next(uint32_t& length, uint32_t& id) = 0;
     /// The next name not before (length, id), in and out (View::Postings::skipTo).
-    virtual bool skipTo(uint32_t& length, uint32_t& id) {
-        const uint32_t targetLength = length, targetId = id;
-        while (next(length, id))
-            if (std::tie(length, id) >= std::tie(targetLength, targetId))
-                return true;
-        return false;
-    }
+    virtual bool skipTo(uint32_t& length, uint32_t& id) = 0;
 };
 
 /// The names holding one token.

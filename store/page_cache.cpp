@@ -94,11 +94,11 @@ PageCacheWarmer::PageCacheWarmer(std::filesystem::path file,
           }
           idlePriority();
           const auto start = std::chrono::steady_clock::now();
-          const uint64_t asked = readAhead(file, stop_, busy);
+          const uint64_t bytes = readAhead(file, stop_, busy);
           const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
           char seconds[32];
           std::snprintf(seconds, sizeof seconds, "%.2f", took.count());
-          log("read " + mebibytes(asked) + " of " + file.string() + " into the page cache (" +
+          log("read " + mebibytes(bytes) + " of " + file.string() + " into the page cache (" +
               seconds + " s)");
       }) {}
 

@@ -40,7 +40,7 @@ public:
     PageCacheWarmer(const PageCacheWarmer&) = delete;
     PageCacheWarmer& operator=(const PageCacheWarmer&) = delete;
 
-    /// Waits until the thread has asked for the whole file (or given up). For tests.
+    /// Waits until the thread has read the whole file (or stopped, or decided not to). For tests.
     void wait();
 
 private:

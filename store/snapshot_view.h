@@ -5,8 +5,6 @@
 
 #include "store/store.h"
 
-#include <tuple>
-
 namespace symdex {
 
 class StoreSnapshot::View {
@@ -41,13 +39,7 @@ public:
         virtual bool next(uint32_t& length, uint32_t& id) = 0;
         /// The next name not before (length, id), passing over those before it; in and out
         /// parameters. Only forward: the target is never before a name already returned.
-        virtual bool skipTo(uint32_t& length, uint32_t& id) {
-            const uint32_t targetLength = length, targetId = id;
-            while (next(length, id))
-                if (std::tie(length, id) >= std::tie(targetLength, targetId))
-                    return true;
-            return false;
-        }
+        virtual bool skipTo(uint32_t& length, uint32_t& id) = 0;
         /// How many there are in all.
         virtual size_t size() = 0;
     };

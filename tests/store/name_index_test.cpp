@@ -134,6 +134,20 @@ std::string indexTables(const std::filesystem::path& directory) {
     return out.str();
 }
 
+/// How many `postings` chunks hold `token` in the store at `directory`.
+size_t postingChunks(const std::filesystem::path& directory, std::string_view token) {
+    auto env = lmdb::Env::open(directory, size_t(64) << 20, 16, 16, 0);
+    lmdb::Txn txn = lmdb::Txn::begin(env, true);
+    lmdb::Cursor cursor(txn, txn.openDb("postings", 0));
+    const std::string prefix = postingPrefix(token);
+    std::string_view k = prefix, v;
+    size_t chunks = 0;
+    for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
+         more = cursor.get(MDB_NEXT, k, v))
+        ++chunks;
+    return chunks;
+}
+
 } // namespace
 
 TEST_CASE("names split into words at case changes, digits and separators", "[store][names]") {
@@ -343,18 +357,8 @@ TEST_CASE("tokens held by hundreds of names span several postings chunks, and se
     same();
     std::string tables = indexTables(options.directory);
     CHECK(tables.find("token Wbuffer:") != std::string::npos);
-    {
-        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
-        lmdb::Txn txn = lmdb::Txn::begin(env, true);
-        lmdb::Cursor cursor(txn, txn.openDb("postings", 0));
-        const std::string prefix = postingPrefix("Wbuffer");
-        std::string_view k = prefix, v;
-        size_t chunks = 0;
-        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
-             more = cursor.get(MDB_NEXT, k, v))
-            ++chunks;
-        CHECK(chunks == 2); // 271 postings: past twice kPostingsPerChunk, so split
-    }
+    // 271 postings: past twice kPostingsPerChunk, so split
+    CHECK(postingChunks(options.directory, "Wbuffer") == 2);
 
     std::vector<std::vector<Symbol>> edited = files;
     for (auto& symbols : edited)
@@ -408,18 +412,7 @@ TEST_CASE("a search skips through tokens of many postings chunks to the names a 
             store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
         store->flush();
     }
-    {
-        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
-        lmdb::Txn txn = lmdb::Txn::begin(env, true);
-        lmdb::Cursor cursor(txn, txn.openDb("postings", 0));
-        const std::string prefix = postingPrefix("Wcache");
-        std::string_view k = prefix, v;
-        size_t chunks = 0;
-        for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
-             more = cursor.get(MDB_NEXT, k, v))
-            ++chunks;
-        CHECK(chunks >= 4);
-    }
+    CHECK(postingChunks(options.directory, "Wcache") >= 4);
     std::vector<std::string> queries = {"fbr",        "lfc",         "cachelevel", "kslice",
                                         "slicekey",   "arenabatchb", "abl",        "lockfile",
                                         "ferre",      "cheleve",     "kbl",        "fileflush",
