@@ -3,6 +3,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "indexer/indexer.h"
+#include "indexer/tu_parser.h"
 #include "store/lmdb.h"
 
 #include <chrono>
@@ -121,6 +122,20 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
                     s.headersRecovered);
     if (!s.isolationNote.empty())
         std::printf("  note: %s\n", s.isolationNote.c_str());
+    const auto& pch = s.pchModes;
+    if (size_t(pch[size_t(PchMode::Built)]) + pch[size_t(PchMode::BuildFailed)] +
+            pch[size_t(PchMode::Used)] + pch[size_t(PchMode::Unusable)] >
+        0) {
+        std::printf("  PCH: %zu TUs parsed against one (%zu built this run); parsed whole: %zu "
+                    "own a header in it, %zu include less, %zu for macros, %zu could not use it, "
+                    "%zu before it was ready or without one\n",
+                    pch[size_t(PchMode::Used)], pch[size_t(PchMode::Built)],
+                    pch[size_t(PchMode::Owner)], pch[size_t(PchMode::Incomplete)],
+                    pch[size_t(PchMode::Macros)], pch[size_t(PchMode::Unusable)],
+                    pch[size_t(PchMode::None)]);
+        for (const std::string& note : s.pchNotes)
+            std::printf("  PCH not built for %s\n", note.c_str());
+    }
     std::printf("  TUs with errors: %zu, failed: %zu, crashed: %zu", s.tusWithErrors, s.tusFailed,
                 s.tusCrashed);
     if (!s.headerErrors.empty())
@@ -283,6 +298,12 @@ int runIndex(const QStringList& args) {
         "Leave the store's file as the run left it. By default, after a run that filled an empty "
         "store, or when a quarter or more of the file is free pages, it is rewritten without "
         "them, every page full."));
+    parser.addOption(QCommandLineOption(
+        "pch",
+        "auto (default): the system headers most TUs of a configuration include are parsed once "
+        "into a precompiled header kept in the store, and TUs that lose nothing by it are parsed "
+        "against it (docs/pch.md); off: every TU parsed whole.",
+        "MODE"));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
     if (!parseCommandLine(parser, args,
@@ -315,6 +336,13 @@ int runIndex(const QStringList& args) {
                          "'"};
     if (parser.isSet("tu-timeout"))
         options.tuTimeout = parseTuTimeout(parser.value("tu-timeout"));
+    const QString pch = parser.value("pch");
+    if (pch.isEmpty() || pch == "auto")
+        options.pch = PchPolicy::Auto;
+    else if (pch == "off")
+        options.pch = PchPolicy::Off;
+    else
+        throw UsageError{"--pch must be auto or off, not '" + pch.toStdString() + "'"};
     options.force = parser.isSet("force");
     options.indexMacros = !parser.isSet("no-macros");
 
@@ -345,6 +373,7 @@ int runIndex(const QStringList& args) {
                              " TUs (pass --prune-empty to remove them)"};
     }
     const bool fromEmpty = store->stats().files == 0;
+    options.pchDirectory = (store->directory() / "pch").string();
     Indexer indexer(*store, options);
     IndexSummary summary;
     {
@@ -365,8 +394,14 @@ int runIndex(const QStringList& args) {
                     double(compacted.bytesBefore) / (1 << 20),
                     double(compacted.bytesAfter) / (1 << 20), compacted.seconds,
                     100.0 * double(compacted.freePages) / double(compacted.filePages));
-    if (parser.isSet("stats"))
+    if (parser.isSet("stats")) {
         printLockStats(summary, storeOptions.lockMode);
+        if (!summary.pchFallbacks.empty()) {
+            std::printf("\nTUs parsed whole although a PCH was there (docs/pch.md):\n");
+            for (const std::string& line : summary.pchFallbacks)
+                std::printf("  %s\n", displayPath(line).c_str());
+        }
+    }
     return kExitOk;
 }
 

@@ -262,6 +262,8 @@ IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trig
         indexOptions.threads = options_.threads;
         indexOptions.lowPriority = options_.lowPriority;
         indexOptions.tuTimeout = options_.tuTimeout;
+        indexOptions.pch = options_.pchDirectory.empty() ? PchPolicy::Off : PchPolicy::Auto;
+        indexOptions.pchDirectory = options_.pchDirectory;
         indexOptions.force = force;
         indexOptions.cancel = &stopping_;
         indexOptions.progressed = [this] {

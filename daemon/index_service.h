@@ -40,6 +40,8 @@ struct IndexServiceOptions {
     bool lowPriority = true;
     /// IndexOptions::tuTimeout (--tu-timeout).
     std::chrono::milliseconds tuTimeout{std::chrono::minutes(5)};
+    /// IndexOptions::pchDirectory: the store's `pch/` (empty: no precompiled prefixes).
+    std::string pchDirectory;
 };
 
 /// What one run did, for notifications and symdex/status.

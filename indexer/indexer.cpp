@@ -3,6 +3,8 @@
 #include "indexer/file_stamps.h"
 #include "indexer/header_claims.h"
 #include "indexer/parse_worker.h"
+#include "indexer/pch.h"
+#include "store/encoding.h"
 
 #include <tbb/concurrent_vector.h>
 #include <tbb/parallel_for.h>
@@ -10,7 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <pthread.h>
 #include <sched.h>
@@ -161,6 +167,27 @@ struct Indexer::Run {
     FileClaimer* claims = nullptr; ///< the parse phase's claim table
     std::atomic<size_t> workersStarted{0};
 
+    /// A configuration's PCH (indexer/pch.h), from the first plain parses of its TUs.
+    struct PchGroup {
+        std::mutex mu;
+        enum State { Collecting, Building, Ready, Off } state = Collecting; // Requires mu
+        std::string stem;               ///< pchDirectory/KEY: its PCHs are STEM-HEADERS.pch
+        size_t representative;          ///< a TU of the group: its command is the configuration
+        size_t samples = 0;             ///< plain parses counted
+        std::vector<std::string> order; ///< spellings, first seen first
+        std::unordered_map<std::string, size_t> counts; ///< spelling -> samples including it
+        std::shared_ptr<const LoadedPch> loaded;        ///< Ready: the PCH in use
+        size_t builds = 0;                              ///< this run
+        size_t attempts = 0;                            ///< parses against the current PCH
+        size_t incomplete = 0; ///< of those, fallbacks for including less than it
+    };
+    std::deque<PchGroup> pchGroups;
+    std::vector<PchGroup*> pchGroupOf; ///< [tu], null: no PCH for it
+    std::array<std::atomic<size_t>, kPchModes> pchModes{};
+    std::mutex pchNotesMu;
+    std::vector<std::string> pchNotes;     // Requires pchNotesMu
+    std::vector<std::string> pchFallbacks; // Requires pchNotesMu
+
     Run(const CompileDatabase& database, unsigned threads, const Store& store)
         : db(database), n(database.commands.size()), arena(static_cast<int>(threads)),
           before(store), dirty(n, 0), rankOf(n, 0), included(n), extracted(n), absent(n),
@@ -226,6 +253,7 @@ bool parsedWell(const TuRecord& record) {
 /// One thread's way to parse: a worker process, or a libclang session in this process.
 struct Indexer::Parser {
     ParseSession* session = nullptr;     ///< in-process
+    ParseSession* pchSession = nullptr;  ///< in-process, parses against a PCH
     std::unique_ptr<ParseWorker> worker; ///< isolated
 };
 
@@ -296,6 +324,7 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     parseAll(run);
     cleanUp(run);
     summarize(run);
+    removeUnusedPchs(run);
 
     IndexSummary& summary = run.summary;
     const std::pair<double, double> usageEnd = cpuSeconds();
@@ -459,6 +488,7 @@ void Indexer::parseAll(Run& run) {
     tusToParse_ = run.order.size();
     run.claims = &claims;
 
+    planPchs(run);
     run.parseOptions.indexMacros = options_.indexMacros;
     if (store_.lockMode() == LockMode::Global)
         run.parseOptions.extractionLock = &store_.globalLock();
@@ -476,12 +506,15 @@ void Indexer::parseAll(Run& run) {
     urgentChanged_.notify_all();
     if (options_.progressed)
         options_.progressed();
-    std::vector<std::unique_ptr<ParseSession>> sessions;
+    std::vector<std::unique_ptr<ParseSession>> sessions, pchSessions;
     if (!run.order.empty() && !run.isolated) {
         const bool skip = options_.session != SessionMode::None;
         const size_t count = options_.session == SessionMode::PerThread ? threads_ : 1;
-        for (size_t i = 0; i < count; ++i)
+        for (size_t i = 0; i < count; ++i) {
             sessions.push_back(std::make_unique<ParseSession>(skip));
+            if (!run.pchGroups.empty())
+                pchSessions.push_back(std::make_unique<ParseSession>(skip, true));
+        }
     }
     const size_t limit = options_.stopAfterTusForTest ? options_.stopAfterTusForTest : SIZE_MAX;
     auto cancelled = [&] {
@@ -500,8 +533,11 @@ void Indexer::parseAll(Run& run) {
                     Parser parser;
                     if (run.isolated)
                         parser.worker = std::make_unique<ParseWorker>(run.workerOptions);
-                    else
-                        parser.session = sessions[sessions.size() == 1 ? 0 : size_t(slot)].get();
+                    else {
+                        const size_t k = sessions.size() == 1 ? 0 : size_t(slot);
+                        parser.session = sessions[k].get();
+                        parser.pchSession = pchSessions.empty() ? nullptr : pchSessions[k].get();
+                    }
                     // One ticket per TU, taken in rank order; an urgent TU first, if any.
                     for (size_t k, tu; !cancelled();) {
                         if (takeUrgent(run, &tu)) {
@@ -658,22 +694,265 @@ void Indexer::chooseIsolation(Run& run) {
     run.workerOptions.cancel = options_.cancel;
 }
 
+namespace {
+
+/// TUs of a configuration worth a PCH: below this, building one costs more than it saves.
+constexpr size_t kMinPchGroup = 4;
+/// Plain parses whose includes choose a group's headers: those all of them include.
+constexpr size_t kPchSamples = 3;
+
+std::string hexKey(uint64_t key) {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(key));
+    return text;
+}
+
+} // namespace
+
+void Indexer::planPchs(Run& run) {
+    run.pchGroupOf.assign(run.n, nullptr);
+    if (options_.pch != PchPolicy::Auto || options_.pchDirectory.empty())
+        return;
+    std::map<uint64_t, std::vector<size_t>> byKey;
+    for (size_t i : run.order)
+        if (!pchHeaderLanguage(run.db.commands[i]).empty())
+            byKey[pchGroupKey(run.db.commands[i])].push_back(i);
+    std::error_code error;
+    std::filesystem::create_directories(options_.pchDirectory, error);
+    if (error)
+        return;
+    // The PCHs earlier runs left, by group: newest first.
+    std::map<std::string, std::vector<std::pair<std::filesystem::file_time_type, std::string>>>
+        existing;
+    for (const auto& entry : std::filesystem::directory_iterator(options_.pchDirectory, error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() > 21 && name.ends_with(".pch") && name[16] == '-')
+            existing[name.substr(0, 16)].emplace_back(entry.last_write_time(error),
+                                                      entry.path().string());
+    }
+    for (auto& [stem, files] : existing)
+        std::sort(files.rbegin(), files.rend());
+    for (const auto& [key, tus] : byKey) {
+        if (tus.size() < kMinPchGroup)
+            continue;
+        Run::PchGroup& group = run.pchGroups.emplace_back();
+        group.stem = options_.pchDirectory + "/" + hexKey(key);
+        group.representative = tus.front();
+        for (size_t i : tus)
+            run.pchGroupOf[i] = &group;
+        // An earlier run's PCH serves while every file it holds is as it was built.
+        const auto& earlier = existing[hexKey(key)];
+        if (earlier.empty())
+            continue;
+        const std::string path = earlier.front().second;
+        std::shared_ptr<const LoadedPch> loaded = loadPch(path);
+        bool valid = loaded != nullptr;
+        for (size_t f = 0; valid && f < loaded->manifest.files.size(); ++f) {
+            const PchManifest::File& file = loaded->manifest.files[f];
+            std::optional<FileStamp> stamp = run.stamps.hashed(file.path);
+            valid = stamp && stamp->contentHash == file.hash;
+        }
+        for (size_t a = 0; valid && loaded && a < loaded->manifest.absentPaths.size(); ++a)
+            valid = run.stamps.stillAbsent(loaded->manifest.absentPaths[a]);
+        if (valid) {
+            group.loaded = std::move(loaded);
+            group.state = Run::PchGroup::Ready;
+        }
+    }
+}
+
+void Indexer::removeUnusedPchs(Run& run) {
+    if (options_.pch != PchPolicy::Auto || options_.pchDirectory.empty() || run.summary.cancelled)
+        return;
+    // Kept: the PCH each group of this run uses. Every other file goes, groups that left the
+    // database included; but not while another run may use it (the daemon's run and a `symdex
+    // index` never share a store: the store's writer lock).
+    std::unordered_set<std::string> keep;
+    for (Run::PchGroup& group : run.pchGroups)
+        if (group.loaded)
+            for (const char* suffix : {"", ".manifest", ".h"})
+                keep.insert(group.loaded->path + suffix);
+    std::error_code error;
+    std::vector<std::filesystem::path> remove;
+    for (const auto& entry : std::filesystem::directory_iterator(options_.pchDirectory, error))
+        if (!keep.contains(entry.path().string()))
+            remove.push_back(entry.path());
+    // Only when this run saw every TU of the database: a partial run keeps the others' PCHs.
+    if (run.order.size() < run.n)
+        return;
+    for (const auto& path : remove)
+        std::filesystem::remove(path, error);
+}
+
+std::string Indexer::pchFor(Run& run, size_t tu) {
+    Run::PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu];
+    if (!group)
+        return {};
+    std::shared_ptr<const LoadedPch> loaded;
+    {
+        std::lock_guard lock(group->mu);
+        if (group->state != Run::PchGroup::Ready || !group->loaded)
+            return {};
+        loaded = group->loaded;
+    }
+    return loaded->path;
+}
+
+void Indexer::notePch(Run& run, size_t tu, const PchReport& report, Parser& parser,
+                      TuStatus status) {
+    run.pchModes[size_t(report.mode)].fetch_add(1, std::memory_order_relaxed);
+    if (report.mode >= PchMode::Owner && report.mode <= PchMode::Unusable) {
+        std::lock_guard lock(run.pchNotesMu);
+        run.pchFallbacks.push_back(run.db.commands[tu].file + ": " +
+                                   std::string(pchModeName(report.mode)) + ": " + report.detail);
+    }
+    Run::PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu];
+    if (!group)
+        return;
+    std::vector<std::string> headers;
+    {
+        std::lock_guard lock(group->mu);
+        if (report.mode != PchMode::None && report.mode != PchMode::Unusable) {
+            ++group->attempts;
+            group->incomplete += report.mode == PchMode::Incomplete;
+        }
+        // Every plain parse says what its own files include.
+        if (report.mode != PchMode::Used && status == TuStatus::Ok) {
+            ++group->samples;
+            for (const std::string& header : report.systemIncludes)
+                if (group->counts[header]++ == 0)
+                    group->order.push_back(header);
+        }
+        // A PCH holds what nearly every TU includes: chosen from the first plain parses (the
+        // largest TUs: they include the most), then once more if a third of the TUs that tried
+        // it included less.
+        const bool first =
+            group->state == Run::PchGroup::Collecting && group->samples >= kPchSamples;
+        const bool again = group->state == Run::PchGroup::Ready && group->builds == 1 &&
+                           group->attempts >= 2 * kPchSamples &&
+                           3 * group->incomplete > group->attempts;
+        if (!first && !again)
+            return;
+        const double share = first ? 0.5 : 0.67;
+        for (const std::string& header : group->order)
+            if (double(group->counts[header]) >= share * double(group->samples))
+                headers.push_back(header);
+        if (headers.empty()) {
+            if (first)
+                group->state = Run::PchGroup::Off;
+            return;
+        }
+        if (group->loaded && group->loaded->manifest.headers == headers) {
+            group->builds = 2; // the same again: keep it
+            return;
+        }
+        group->state = Run::PchGroup::Building;
+        ++group->builds;
+    }
+    // This thread builds it; the others parse plain meanwhile.
+    const CompileCommand& command = run.db.commands[group->representative];
+    std::string joined;
+    for (const std::string& header : headers)
+        joined += header + "\n";
+    const std::string path = group->stem + "-" + hexKey(hash64(joined)).substr(0, 8) + ".pch";
+    PchReport built;
+    std::vector<std::string> absent;
+    if (parser.worker) {
+        WorkerOutcome outcome = parser.worker->parse(command, 0, *run.claims, {path, headers});
+        built = std::move(outcome.pch);
+        if (outcome.kind != WorkerOutcome::Parsed && built.mode != PchMode::Built) {
+            built.mode = PchMode::BuildFailed;
+            built.detail = outcome.reason;
+        }
+        absent = std::move(outcome.absent);
+    } else {
+        built = buildPrecompiledHeader(command, headers, path, options_.indexMacros);
+    }
+    std::optional<PchManifest> manifest;
+    if (built.mode == PchMode::Built)
+        manifest = decodePchManifest(built.manifest);
+    if (manifest) {
+        manifest->absentPaths.insert(manifest->absentPaths.end(), absent.begin(), absent.end());
+        std::sort(manifest->absentPaths.begin(), manifest->absentPaths.end());
+        manifest->absentPaths.erase(
+            std::unique(manifest->absentPaths.begin(), manifest->absentPaths.end()),
+            manifest->absentPaths.end());
+        const std::string bytes = encodePchManifest(*manifest);
+        const std::string temporary = path + ".manifest.tmp";
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), std::streamsize(bytes.size()));
+        out.close();
+        if (!out || std::rename(temporary.c_str(), (path + ".manifest").c_str()) != 0) {
+            built.mode = PchMode::BuildFailed;
+            built.detail = "cannot write " + path + ".manifest";
+        }
+    } else if (built.mode == PchMode::Built) {
+        built.mode = PchMode::BuildFailed;
+        built.detail = "the build's manifest is malformed";
+    }
+    std::shared_ptr<const LoadedPch> loaded =
+        built.mode == PchMode::Built ? loadPch(path) : nullptr;
+    run.pchModes[size_t(loaded ? PchMode::Built : PchMode::BuildFailed)].fetch_add(1);
+    if (!loaded) {
+        std::lock_guard lock(run.pchNotesMu);
+        run.pchNotes.push_back(command.file + "'s configuration: " +
+                               (built.detail.empty() ? "no manifest" : built.detail));
+    }
+    std::lock_guard lock(group->mu);
+    if (loaded) {
+        group->loaded = loaded;
+        group->attempts = group->incomplete = 0;
+    }
+    group->state = group->loaded ? Run::PchGroup::Ready : Run::PchGroup::Off;
+}
+
 std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
                                           FileClaimer& claimer) {
+    PchReport report;
+    const std::string pch = pchFor(run, tu);
+    std::optional<IndexedTu> result = parseWith(run, tu, parser, claimer, pch, report);
+    if (!result)
+        return result;
+    if (report.mode == PchMode::Used) {
+        // It depends on what the PCH's build found absent, too.
+        Run::PchGroup* group = run.pchGroupOf[tu];
+        std::shared_ptr<const LoadedPch> loaded;
+        {
+            std::lock_guard lock(group->mu);
+            loaded = group->loaded;
+        }
+        if (loaded)
+            result->absentPaths.insert(result->absentPaths.end(),
+                                       loaded->manifest.absentPaths.begin(),
+                                       loaded->manifest.absentPaths.end());
+    }
+    notePch(run, tu, report, parser, result->record.status);
+    return result;
+}
+
+std::optional<IndexedTu> Indexer::parseWith(Run& run, size_t tu, Parser& parser,
+                                            FileClaimer& claimer, const std::string& pch,
+                                            PchReport& report) {
     const CompileCommand& command = run.db.commands[tu];
     const size_t rank = run.rankOf[tu];
-    if (!parser.worker)
-        return parseTranslationUnit(*parser.session, command, rank, claimer, run.parseOptions);
+    if (!parser.worker) {
+        ParseOptions options = run.parseOptions;
+        options.pchPath = parser.pchSession ? pch : std::string();
+        options.pchReport = &report;
+        options.pchSession = parser.pchSession;
+        return parseTranslationUnit(*parser.session, command, rank, claimer, options);
+    }
     const auto start = std::chrono::steady_clock::now();
     auto millis = [&] {
         return uint32_t(std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::steady_clock::now() - start)
                             .count());
     };
-    WorkerOutcome outcome = parser.worker->parse(command, rank, claimer);
+    WorkerOutcome outcome = parser.worker->parse(command, rank, claimer, {pch, {}});
     if (outcome.kind == WorkerOutcome::Died) {
         // Once more, in a fresh worker: a crash that depends on what the worker parsed before
-        // (its session) or on memory pressure may not come back.
+        // (its session) or on memory pressure may not come back. Plain, in case the PCH is what
+        // it cannot take.
         const std::string first = outcome.reason;
         outcome = parser.worker->parse(command, rank, claimer);
         if (outcome.kind == WorkerOutcome::Died)
@@ -683,6 +962,7 @@ std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
     }
     switch (outcome.kind) {
     case WorkerOutcome::Parsed:
+        report = std::move(outcome.pch);
         if (!parsedWell(outcome.tu.record))
             claimer.release(rank);
         outcome.tu.absentPaths = std::move(outcome.absent);
@@ -896,6 +1176,11 @@ void Indexer::summarize(Run& run) {
     for (auto& [path, entry] : headers)
         summary.headerErrors.push_back(std::move(entry.second));
     summary.cancelled = summary.tusParsed < run.order.size();
+    for (int m = 0; m < kPchModes; ++m)
+        summary.pchModes[m] = run.pchModes[m].load();
+    summary.pchNotes = run.pchNotes;
+    summary.pchFallbacks = run.pchFallbacks;
+    std::sort(summary.pchFallbacks.begin(), summary.pchFallbacks.end());
 }
 
 } // namespace symdex

@@ -8,6 +8,7 @@
 #include "indexer/tu_parser.h"
 #include "store/store.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,6 +36,12 @@ enum class SessionMode {
     PerThread, ///< one session per thread: a header's bodies are parsed once per thread
     Shared,    ///< one session for all threads: once per run; results may depend on timing
     None,      ///< no body skipping
+};
+
+/// Shared precompiled prefixes (indexer/pch.h).
+enum class PchPolicy {
+    Off,  ///< every TU parsed plain
+    Auto, ///< a PCH per configuration worth one; TUs parse against it where that changes nothing
 };
 
 /// Where a TU is parsed.
@@ -73,6 +80,9 @@ struct IndexOptions {
     /// Address-space limit of each worker in MiB (RLIMIT_AS; 0: none): a TU that needs more fails
     /// alone instead of pushing the machine into swap.
     uint64_t workerMemoryLimitMb = 16384;
+    PchPolicy pch = PchPolicy::Off;
+    /// Where PCHs are kept between runs (the store's `pch/`); empty: no PCHs.
+    std::string pchDirectory;
     /// Tests: start at most this many TUs, then end as a cancelled run does (0: no limit). Makes
     /// "interrupted after the first commit" deterministic.
     size_t stopAfterTusForTest = 0;
@@ -142,6 +152,12 @@ struct IndexSummary {
     /// Why the run parsed in-process although Isolation::Process was asked for; empty otherwise.
     std::string isolationNote;
     size_t workersStarted = 0; ///< worker processes started (one per thread, plus restarts)
+    /// Parses by PchMode (tu_parser.h): how many TUs were parsed against a PCH, how many plain
+    /// and why; PCHs built and failed.
+    std::array<size_t, 8> pchModes{};
+    std::vector<std::string> pchNotes; ///< a PCH that could not be built, and why
+    /// "main file: mode: detail" of each TU parsed whole although a PCH was there, sorted.
+    std::vector<std::string> pchFallbacks;
 };
 
 class Indexer {
@@ -197,6 +213,9 @@ private:
     void parseAndPublish(Run& run, size_t tu, Parser& parser, FileClaimer& claimer,
                          SlotCounters& counters);
     std::optional<IndexedTu> parseIn(Run& run, size_t tu, Parser& parser, FileClaimer& claimer);
+    /// parseIn's parse, against `pch` if not empty; `report` says how that went.
+    std::optional<IndexedTu> parseWith(Run& run, size_t tu, Parser& parser, FileClaimer& claimer,
+                                       const std::string& pch, PchReport& report);
     void chooseIsolation(Run& run);
     /// Takes the next urgent TU no thread has started; false if none.
     bool takeUrgent(Run& run, size_t* tu);
@@ -206,6 +225,15 @@ private:
     /// Idempotent; run() calls it however it ends.
     void endParsePhase();
     void reconcileOwners(Run& run);
+    /// PCHs: groups the run's TUs, and takes up the PCHs of earlier runs still valid.
+    void planPchs(Run& run);
+    /// Removes the PCHs no group of a complete run uses.
+    void removeUnusedPchs(Run& run);
+    /// The PCH `tu` is to be parsed against (empty: none yet).
+    std::string pchFor(Run& run, size_t tu);
+    /// Counts `tu`'s report, and builds its group's PCH once enough plain parses said what
+    /// their own files include.
+    void notePch(Run& run, size_t tu, const PchReport& report, Parser& parser, TuStatus status);
     void cleanUp(Run& run);
     void summarize(Run& run);
 

@@ -210,15 +210,16 @@ std::string ParseWorker::stop(bool kill) {
     return how;
 }
 
-WorkerOutcome ParseWorker::parse(const CompileCommand& command, size_t rank, FileClaimer& claimer) {
-    WorkerOutcome outcome = exchange(command, rank, claimer);
+WorkerOutcome ParseWorker::parse(const CompileCommand& command, size_t rank, FileClaimer& claimer,
+                                 const PchTask& pch) {
+    WorkerOutcome outcome = exchange(command, rank, claimer, pch);
     if (reached_ >= 0)
         takeReached(outcome); // and empty for the next TU
     return outcome;
 }
 
 WorkerOutcome ParseWorker::exchange(const CompileCommand& command, size_t rank,
-                                    FileClaimer& claimer) {
+                                    FileClaimer& claimer, const PchTask& pch) {
     WorkerOutcome outcome;
     if (pid_ < 0 && !start(&outcome.reason)) {
         outcome.kind = WorkerOutcome::NoWorker;
@@ -230,6 +231,8 @@ WorkerOutcome ParseWorker::exchange(const CompileCommand& command, size_t rank,
     request.indexMacros = options_.indexMacros;
     request.skipParsedBodies = options_.skipParsedBodies;
     request.denialsHold = options_.denialsHold;
+    request.pchPath = pch.path;
+    request.pchHeaders = pch.headers;
     if (!writeFrame(socket_, WorkerMessage::Parse, encodeParseRequest(request))) {
         outcome.reason = stop(/*kill=*/true);
         return outcome;
@@ -279,12 +282,14 @@ WorkerOutcome ParseWorker::exchange(const CompileCommand& command, size_t rank,
             }
             continue;
         }
-        std::optional<IndexedTu> tu =
-            frame->first == WorkerMessage::Result ? decodeIndexedTu(frame->second) : std::nullopt;
-        if (!tu) {
+        auto result =
+            frame->first == WorkerMessage::Result ? decodeParseResult(frame->second) : std::nullopt;
+        if (!result) {
             outcome.reason = "sent a malformed message; " + stop(/*kill=*/true);
             return outcome;
         }
+        std::optional<IndexedTu> tu = std::move(result->first);
+        outcome.pch = std::move(result->second);
         std::erase_if(tu->files, [&](const IndexedFile& file) {
             auto owner = owners.find(file.file.path);
             return owner == owners.end() || owner->second->load(std::memory_order_relaxed) != rank;
@@ -380,7 +385,7 @@ int runParseWorker(int fd, int reachedFd, uint64_t memoryLimitMb) {
         rlimit limit{memoryLimitMb << 20, memoryLimitMb << 20};
         setrlimit(RLIMIT_AS, &limit);
     }
-    std::unique_ptr<ParseSession> session;
+    std::unique_ptr<ParseSession> session, pchSession;
     RemoteClaimer claimer(fd, reachedFd);
     while (auto frame = readFrame(fd)) {
         std::optional<ParseRequest> request =
@@ -389,16 +394,33 @@ int runParseWorker(int fd, int reachedFd, uint64_t memoryLimitMb) {
             return 2;
         if (!session)
             session = std::make_unique<ParseSession>(request->skipParsedBodies);
+        if (!pchSession && !request->pchPath.empty() && request->pchHeaders.empty())
+            pchSession = std::make_unique<ParseSession>(request->skipParsedBodies, true);
         claimer.startTu(request->denialsHold, request->command.file);
         ParseOptions options;
         options.indexMacros = request->indexMacros;
+        PchReport report;
+        options.pchPath = request->pchPath;
+        options.pchReport = &report;
+        options.pchSession = pchSession.get();
         // Only the parse's probes: the same scope as an in-process parse's (ProbeRecording).
         reportProbesTo(reachedFd);
-        IndexedTu tu = parseTranslationUnit(*session, request->command, size_t(request->rank),
-                                            claimer, options);
+        IndexedTu tu;
+        if (!request->pchHeaders.empty()) {
+            report = buildPrecompiledHeader(request->command, request->pchHeaders, request->pchPath,
+                                            request->indexMacros);
+            tu.mainFile = request->command.file;
+            tu.record.status = report.mode == PchMode::Built ? TuStatus::Ok : TuStatus::Failed;
+            tu.record.firstError = report.detail;
+        } else {
+            tu = parseTranslationUnit(*session, request->command, size_t(request->rank), claimer,
+                                      options);
+        }
         reportProbesTo(-1);
-        if (!writeFrame(fd, WorkerMessage::Result, encodeIndexedTu(tu)))
+        if (!writeFrame(fd, WorkerMessage::Result, encodeParseResult(tu, report)))
             return 3;
+        if (!request->pchHeaders.empty() && report.mode == PchMode::Built)
+            continue;
         if (tu.record.status == TuStatus::Failed || tu.record.status == TuStatus::Crashed)
             _exit(
                 0); // see ParseWorker::parse; _exit: what the crash leaked is not a leak to report

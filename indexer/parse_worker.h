@@ -58,6 +58,14 @@ struct WorkerOutcome {
     std::vector<std::string> absent;
     /// Symlinks the parse reached files through: (name, target), from "@name\ttarget" lines.
     std::vector<std::pair<std::string, std::string>> links;
+    /// What the parse says about PCHs (tu_parser.h).
+    PchReport pch;
+};
+
+/// What a parse is asked to do with a PCH (ParseRequest::pchPath, pchHeaders).
+struct PchTask {
+    std::string path;                 ///< parse against it, or build it
+    std::vector<std::string> headers; ///< non-empty: build it from these
 };
 
 class ParseWorker {
@@ -71,13 +79,15 @@ public:
     /// Parses `command` as rank `rank` in the worker, starting one if none runs. Claims go to
     /// `claimer`; files it extracted but lost to a lower rank meanwhile are dropped from the
     /// result. Never throws.
-    WorkerOutcome parse(const CompileCommand& command, size_t rank, FileClaimer& claimer);
+    WorkerOutcome parse(const CompileCommand& command, size_t rank, FileClaimer& claimer,
+                        const PchTask& pch = {});
 
     /// Processes started so far (the first one, and one after each death).
     size_t spawned() const { return spawned_; }
 
 private:
-    WorkerOutcome exchange(const CompileCommand& command, size_t rank, FileClaimer& claimer);
+    WorkerOutcome exchange(const CompileCommand& command, size_t rank, FileClaimer& claimer,
+                           const PchTask& pch);
     /// The paths the worker reported reaching, and those it probed in vain, since the last call
     /// (worker_protocol.h).
     void takeReached(WorkerOutcome& outcome);

@@ -2,6 +2,7 @@
 
 #include "indexer/doc_comment.h"
 #include "indexer/file_stamps.h"
+#include "indexer/pch.h"
 #include "indexer/probe_log.h"
 #include "store/encoding.h"
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -258,7 +260,18 @@ public:
         std::string path;
         CXFile file = nullptr;    ///< valid while the parse's translation unit lives
         Extracted* out = nullptr; ///< null when another TU (or the store) has this file
+        bool pch = false;         ///< a file of the PCH the parse is against (never extracted)
+        uint32_t pchIndex = 0;    ///< its index in the PCH's manifest
     };
+
+    /// Error diagnostics of the parse so far, anywhere, and the first of them.
+    uint32_t errors() const { return allDiagnostics_.errors; }
+    const std::string& firstError() const { return allDiagnostics_.firstError; }
+
+    /// Parses against `pch` (pch.h): its files are neither claimed nor listed until checkPch().
+    void usePch(const LoadedPch* pch) { pch_ = pch; }
+    /// Builds a PCH: claims nothing, and keeps what the manifest needs.
+    void buildPch() { building_ = true; }
 
     /// Where the symbols of `state`'s file go; null if this TU does not extract it (any more).
     IndexedFile* output(FileState* state) {
@@ -300,10 +313,23 @@ public:
             if (absolutePath(name, "/") != state.path)
                 aliases_.emplace_back(std::move(name), state.path);
         }
+        if (pch_) {
+            // Against a PCH, libclang may name a file by the path the PCH recorded, which is not
+            // always its real path (/usr/lib/clang/16/include through a symlink): the store
+            // knows files by their real paths.
+            state.path = canonicalPath(state.path);
+            if (auto found = pch_->fileIndex.find(state.path); found != pch_->fileIndex.end()) {
+                state.pch = true;
+                state.pchIndex = found->second;
+                byId_.emplace(id, &state);
+                return &state;
+            }
+        }
         if (!seenPaths_.contains(state.path)) {
             seenPaths_[state.path] = &state;
             includedFiles_.push_back(state.path);
-            if (std::optional<FileClaim> claim = claimer_.claim(state.path, rank_)) {
+            if (std::optional<FileClaim> claim =
+                    building_ ? std::nullopt : claimer_.claim(state.path, rank_)) {
                 Extracted& extracted = extracted_.emplace_back();
                 extracted.owner = std::move(claim->owner);
                 IndexedFile& out = extracted.file;
@@ -322,6 +348,85 @@ public:
         }
         byId_.emplace(id, &state);
         return &state;
+    }
+
+    /// Against a PCH: what this TU extracts uses `target`; if it is in a file of the PCH, the TU
+    /// must include that file (checkPch).
+    void notePchUse(CXCursor target) {
+        CXFile file = nullptr;
+        clang_getFileLocation(clang_getCursorLocation(target), &file, nullptr, nullptr, nullptr);
+        if (const FileState* state = file ? fileState(file) : nullptr; state && state->pch) {
+            pchUsed_.resize(pch_->manifest.files.size());
+            pchUsed_[state->pchIndex] = 1;
+        }
+    }
+
+    /// Building: the include graph by entry (PchManifest::nodes), from the #includes in
+    /// preprocessing order. The entry an #include is in is found on the stack of entries open;
+    /// a file that is not open there was entered again (an unguarded file) at its last #include.
+    void addEntry(FileState* includer, FileState* file) {
+        int parent = -1; // the PCH's source
+        if (includer && includer->path != command_.file) {
+            auto open = std::find_if(stack_.rbegin(), stack_.rend(),
+                                     [&](int n) { return entries_[n].first == includer; });
+            if (open != stack_.rend()) {
+                stack_.erase(open.base(), stack_.end());
+                parent = stack_.back();
+            } else if (auto again = reentry_.find(includer); again != reentry_.end()) {
+                const int n = again->second;
+                reentry_.erase(again);
+                // Its parent is the entry that included it, still open.
+                auto up = std::find_if(stack_.rbegin(), stack_.rend(),
+                                       [&](int p) { return entryParent_[n] == p; });
+                stack_.erase(up == stack_.rend() ? stack_.begin() : up.base(), stack_.end());
+                stack_.push_back(n);
+                parent = n;
+            }
+        } else {
+            stack_.clear();
+        }
+        const int n = int(entries_.size());
+        entries_.push_back({file, {}});
+        entryParent_.push_back(parent);
+        if (parent >= 0)
+            entries_[parent].second.push_back(uint32_t(n));
+        else
+            rootEntries_.push_back(uint32_t(n));
+        if (firstEntry_.try_emplace(file, n).second)
+            stack_.push_back(n);
+        else
+            reentry_[file] = n; // skipped by its guard, or entered again: known when it includes
+    }
+
+    /// An #include: the file it names (also one an include guard skips), in preprocessing order.
+    FileState* included(const CXIdxIncludedFileInfo* info) {
+        FileState* state = fileState(info->file);
+        CXIdxClientFile client = nullptr;
+        CXFile file = nullptr;
+        unsigned offset = 0;
+        clang_indexLoc_getFileLocation(info->hashLoc, &client, &file, nullptr, nullptr, &offset);
+        FileState* includer = client ? static_cast<FileState*>(client) : fileState(file);
+        const uint32_t seq = ++includeSeq_;
+        if (!state)
+            return state;
+        entrySeq_.try_emplace(state, seq);
+        if (includer)
+            directives_[includer].push_back({offset, seq});
+        if (pch_) {
+            // The files open: an #include in `includer` closes every file entered after it.
+            while (!open_.empty() && open_.back() != includer) {
+                exitSeq_.try_emplace(open_.back(), seq - 1);
+                open_.pop_back();
+            }
+            open_.push_back(state);
+        }
+        if (state->pch)
+            pchReached_.push_back({seq, state->pchIndex});
+        if (building_)
+            addEntry(includer, state);
+        if (!pch_ && info->isAngled && includer && !building_)
+            candidates_.push_back({includer, state, std::string("<") + info->filename + ">"});
+        return state;
     }
 
     FileState* fileOf(CXIdxLoc loc, Position* pos) {
@@ -497,6 +602,8 @@ public:
         IndexedFile* out = output(state);
         if (!out)
             return;
+        if (pch_)
+            notePchUse(entity->cursor);
         if (entity->kind == CXIdxEntity_Variable && inSystemHeader(info->loc) &&
             isLocal(entity->cursor))
             return; // as their declarations (declaration())
@@ -605,6 +712,7 @@ public:
 
     /// Macro definitions and expansions, from the preprocessing record of the finished TU.
     void macros(CXTranslationUnit tu) {
+        macrosVisited_ = true;
         clang_visitChildren(
             clang_getTranslationUnitCursor(tu),
             [](CXCursor cursor, CXCursor, CXClientData data) {
@@ -676,6 +784,342 @@ public:
             record_.firstError = "libclang could not parse it: its compiler driver made no single "
                                  "compile job of the command, or clang hit a fatal error";
         }
+    }
+
+    /// PchReport::systemIncludes of a plain parse: the include-guarded system headers its own
+    /// (non-system) files include with <...>, in the order first included.
+    std::vector<std::string> systemIncludes(CXTranslationUnit tu) const {
+        std::vector<std::string> out;
+        std::unordered_set<std::string> seen;
+        auto isSystem = [&](const FileState* state) {
+            return clang_Location_isInSystemHeader(clang_getLocation(tu, state->file, 1, 1));
+        };
+        for (const Candidate& c : candidates_) {
+            if (seen.contains(c.spelling) || isSystem(c.includer) || !isSystem(c.file) ||
+                !clang_isFileMultipleIncludeGuarded(tu, c.file->file))
+                continue;
+            seen.insert(c.spelling);
+            out.push_back(c.spelling);
+        }
+        return out;
+    }
+
+    /// A parse against a PCH: whether its answers are those of a plain parse (pch.h), and if so,
+    /// the PCH's files join the TU's. Returns the report of the fallback otherwise.
+    std::optional<PchReport> checkPch(CXTranslationUnit tu) {
+        const PchManifest& m = pch_->manifest;
+        // When each file of the PCH would have been included: the first #include of a PCH file
+        // whose includes, followed, reach it.
+        // An unguarded file this TU includes, it enters itself: what that entry includes, it
+        // reports. A guarded one comes with what its first entry in the PCH included.
+        std::vector<uint32_t> inclusion(m.files.size(), UINT32_MAX);
+        std::vector<char> visited(m.nodes.size(), 0);
+        std::vector<uint32_t> enteredAgain;
+        for (const auto& [seq, index] : pchReached_) {
+            if (!m.files[index].guarded) {
+                // Entered again here by this TU itself, after the PCH: with the PCH's history.
+                inclusion[index] = std::min(inclusion[index], seq);
+                enteredAgain.push_back(index);
+                continue;
+            }
+            std::vector<uint32_t> stack{m.files[index].node};
+            while (!stack.empty()) {
+                const uint32_t n = stack.back();
+                stack.pop_back();
+                if (visited[n])
+                    continue;
+                visited[n] = 1;
+                const uint32_t f = m.nodes[n].file;
+                if (!m.files[f].guarded && m.files[f].node != n)
+                    enteredAgain.push_back(f);
+                inclusion[f] = std::min(inclusion[f], seq);
+                stack.insert(stack.end(), m.nodes[n].children.begin(), m.nodes[n].children.end());
+                if (m.files[f].guarded && m.files[f].node != n)
+                    stack.push_back(m.files[f].node);
+            }
+        }
+        // An unguarded file entered again (by this TU after the PCH, or in the PCH after a first
+        // time) may include other files than it did another time: the first time, past an inner
+        // guard (glibc's bits/stat.h), or with other __need_ macros (stddef.h). Which this TU's
+        // entry would have included depends on what came before it, which the PCH's order does
+        // not tell; unless the TU reaches each of those files anyway, its file list is not known.
+        for (uint32_t f : enteredAgain)
+            for (uint32_t child : pch_->childFiles(f))
+                if (inclusion[child] == UINT32_MAX)
+                    return PchReport{PchMode::Incomplete,
+                                     m.files[child].path + ", which " + m.files[f].path +
+                                         " includes in another of its entries",
+                                     {},
+                                     {}};
+        // A file of the PCH this TU does not include is only a file too many if nothing it
+        // extracts uses a declaration or macro of it: a plain parse would not have seen them.
+        for (uint32_t f = 0; f < pchUsed_.size(); ++f)
+            if (pchUsed_[f] && inclusion[f] == UINT32_MAX)
+                return PchReport{PchMode::Incomplete, m.files[f].path, {}, {}};
+        // Macros: a name this TU defines (or undefines) before a PCH file that uses it would have
+        // come, or a macro of the PCH it uses before the file defining it would have come.
+        auto fallback = [](const std::string& what, const std::string& name, const FileState* in,
+                           uint32_t offset, const std::string& before) {
+            return PchReport{PchMode::Macros,
+                             name + " " + what + " in " + in->path + " at offset " +
+                                 std::to_string(offset) + ", before " + before,
+                             {},
+                             {}};
+        };
+        std::vector<std::pair<uint32_t, uint32_t>> reentered; // (seq, file) of unguarded ones
+        // This TU's macro events, in its order: (sequence number, file, offset, name, kind).
+        struct Event {
+            uint32_t seq;
+            const FileState* state;
+            uint32_t offset;
+            std::string name;
+            char kind; // 'd' define, 'x' undef, 'u' use
+        };
+        std::vector<Event> events;
+        for (const auto& [path, state] : seenPaths_) {
+            size_t size = 0;
+            const char* data = clang_getFileContents(tu, state->file, &size);
+            if (!data)
+                continue;
+            const std::string_view text(data, size);
+            const std::vector<LoadedPch::Occurrence> occurrences =
+                pch_->scan(path, hash64(text), text);
+            if (occurrences.empty())
+                continue;
+            // What the preprocessor skipped (#if 0, a branch not taken) says nothing.
+            std::vector<std::pair<unsigned, unsigned>> skipped;
+            if (CXSourceRangeList* ranges = clang_getSkippedRanges(tu, state->file)) {
+                for (unsigned r = 0; r < ranges->count; ++r) {
+                    unsigned begin = 0, end = 0;
+                    clang_getFileLocation(clang_getRangeStart(ranges->ranges[r]), nullptr, nullptr,
+                                          nullptr, &begin);
+                    clang_getFileLocation(clang_getRangeEnd(ranges->ranges[r]), nullptr, nullptr,
+                                          nullptr, &end);
+                    skipped.emplace_back(begin, end);
+                }
+                clang_disposeSourceRangeList(ranges);
+            }
+            for (const LoadedPch::Occurrence& o : occurrences) {
+                // With the preprocessing record, the definitions that took effect are known
+                // (ownDefinitions_): the text's own may sit in a branch not taken.
+                if (o.kind == 'd' && macrosVisited_)
+                    continue;
+                if (std::any_of(skipped.begin(), skipped.end(), [&](const auto& range) {
+                        return range.first <= o.offset && o.offset < range.second;
+                    }))
+                    continue;
+                events.push_back({seqAt(state, o.offset), state, o.offset, o.name, o.kind});
+            }
+        }
+        for (const auto& [state, offset, name] : ownDefinitions_)
+            if (pch_->identifiers.contains(name))
+                events.push_back({seqAt(state, offset), state, offset, name, 'd'});
+        // Unguarded files of the PCH this TU enters again itself: what they use, they use there.
+        for (const auto& [seq, index] : pchReached_)
+            if (!m.files[index].guarded)
+                reentered.emplace_back(seq, index);
+        std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+            return std::tie(a.seq, a.state, a.offset) < std::tie(b.seq, b.state, b.offset);
+        });
+        auto before = [](const Event& a, const Event& b) {
+            return std::tie(a.seq, a.state, a.offset) < std::tie(b.seq, b.state, b.offset);
+        };
+        // A use of `name` strictly between two points of the TU: its own, or in an unguarded
+        // file of the PCH it enters there.
+        auto usedBetween = [&](const std::string& name, uint32_t from, uint32_t to) {
+            for (const Event& e : events)
+                if (e.kind == 'u' && e.name == name && from < e.seq && e.seq < to)
+                    return true;
+            auto users = pch_->identifiers.find(name);
+            if (users == pch_->identifiers.end())
+                return false;
+            for (const auto& [seq, index] : reentered)
+                if (from < seq && seq < to)
+                    for (const auto& [f, kinds] : *users->second)
+                        if (f == index && (kinds & PchManifest::kUse))
+                            return true;
+            return false;
+        };
+        for (const Event& e : events) {
+            auto macro = pch_->macros.find(e.name);
+            if (e.kind == 'u' || e.kind == 'x') {
+                // Uses or undefines a macro of the PCH before the file defining it would have
+                // come (and after no definition of its own).
+                if (macro == pch_->macros.end())
+                    continue;
+                const uint32_t at = inclusion[macro->second->file];
+                if (e.kind == 'x' && at == UINT32_MAX)
+                    continue; // undefines what it would not have had
+                const bool ownFirst =
+                    std::any_of(events.begin(), events.end(), [&](const Event& d) {
+                        return d.kind == 'd' && d.name == e.name && before(d, e);
+                    });
+                if (e.seq < at && !ownFirst)
+                    return fallback(e.kind == 'u' ? "used" : "undefined", e.name, e.state, e.offset,
+                                    m.files[macro->second->file].path);
+                continue;
+            }
+            // A definition: until the TU undefines it again in the same file, PCH files that
+            // would have come in between would have seen it.
+            uint32_t closed = UINT32_MAX;
+            for (const Event& x : events)
+                if (x.kind == 'x' && x.name == e.name && x.state == e.state && before(e, x)) {
+                    closed = x.seq;
+                    break;
+                }
+            auto users = pch_->identifiers.find(e.name);
+            if (users == pch_->identifiers.end())
+                continue;
+            // Or until an unguarded file of the PCH that undefines it is entered again (glibc's
+            // __need_ and __GLIBC_INTERNAL_STARTING_HEADER_IMPLEMENTATION requests).
+            for (const auto& [seq, index] : reentered)
+                if (e.seq < seq && seq < closed)
+                    for (const auto& [f, kinds] : *users->second)
+                        if (f == index && (kinds & PchManifest::kUndef))
+                            closed = std::min(closed, seq);
+            for (const auto& [f, kinds] : *users->second) {
+                const uint32_t at = inclusion[f];
+                if (at == UINT32_MAX || !m.files[f].guarded || !(e.seq < at && at < closed))
+                    continue;
+                // The file uses the name: it would have read this definition. Or it defines or
+                // undefines it: what the TU uses of it after that would differ.
+                if ((kinds & PchManifest::kUse) ||
+                    ((kinds & (PchManifest::kUndef | PchManifest::kDefine)) &&
+                     usedBetween(e.name, at, closed)))
+                    return fallback("defined", e.name, e.state, e.offset, m.files[f].path);
+            }
+        }
+        // Owners: a file of the PCH this TU must extract is not seen through the PCH.
+        for (uint32_t f = 0; f < m.files.size(); ++f)
+            if (inclusion[f] != UINT32_MAX && claimer_.claim(m.files[f].path, rank_))
+                return PchReport{PchMode::Owner, m.files[f].path, {}, {}};
+        for (uint32_t f = 0; f < m.files.size(); ++f)
+            if (inclusion[f] != UINT32_MAX && !seenPaths_.contains(m.files[f].path)) {
+                includedFiles_.push_back(m.files[f].path);
+                seenHashes_[m.files[f].path] = m.files[f].hash;
+            }
+        // Where each namespace is first opened: the PCH's files come where they would have.
+        for (const PchManifest::NamespaceStart& start : m.namespaceStarts) {
+            const uint32_t file = pch_->fileIndex.at(start.path);
+            if (inclusion[file] == UINT32_MAX)
+                continue; // in a file it does not include
+            if (namespacesSeen_.insert(start.usrHash).second) {
+                record_.namespaceStarts.push_back(
+                    {start.usrHash, start.path, Position{start.line, start.column}});
+                continue;
+            }
+            for (TuRecord::NamespaceStart& own : record_.namespaceStarts) {
+                if (own.usrHash != start.usrHash || pch_->fileIndex.contains(own.path))
+                    continue;
+                auto state = seenPaths_.find(own.path);
+                if (state == seenPaths_.end())
+                    break;
+                const CXSourceLocation at = clang_getLocation(
+                    tu, state->second->file, own.location.line, own.location.column);
+                unsigned offset = 0;
+                clang_getFileLocation(at, nullptr, nullptr, nullptr, &offset);
+                if (inclusion[file] < seqAt(state->second, offset)) {
+                    own.path = start.path;
+                    own.location = Position{start.line, start.column};
+                }
+                break;
+            }
+        }
+        return std::nullopt;
+    }
+
+    /// The #include (its sequence number) that an offset of this TU's own file comes after, in
+    /// the file's first pass.
+    /// How far the parse had come (the last #include's sequence number, nested ones included)
+    /// when it reached `offset` of this TU's own file, in the file's first pass: just before the
+    /// file's next #include, or when the file was left.
+    uint32_t seqAt(const FileState* state, uint32_t offset) {
+        if (auto marks = directives_.find(state); marks != directives_.end()) {
+            uint32_t previous = 0;
+            for (const auto& [where, n] : marks->second) {
+                if (where < previous)
+                    break; // a later pass through the file
+                if (where >= offset)
+                    return n - 1;
+                previous = where;
+            }
+        }
+        auto left = exitSeq_.find(state);
+        return left == exitSeq_.end() ? includeSeq_ : left->second;
+    }
+
+    /// The manifest of the PCH this parse built.
+    PchManifest manifest(CXTranslationUnit tu, const std::vector<std::string>& headers) {
+        PchManifest m;
+        m.headers = headers;
+        std::unordered_map<const FileState*, uint32_t> index;
+        for (const std::string& path : includedFiles_) {
+            if (path == command_.file)
+                continue;
+            const FileState* state = seenPaths_.at(path);
+            index.emplace(state, uint32_t(m.files.size()));
+            m.files.push_back({path, seenHash(path), {}});
+        }
+        auto indexOf = [&](const FileState* state) -> std::optional<uint32_t> {
+            if (auto found = seenPaths_.find(state->path); found != seenPaths_.end())
+                if (auto i = index.find(found->second); i != index.end())
+                    return i->second;
+            return std::nullopt;
+        };
+        for (const auto& [state, children] : entries_) {
+            std::optional<uint32_t> file = indexOf(state);
+            m.nodes.push_back({file.value_or(0), children});
+        }
+        for (uint32_t f = 0; f < m.files.size(); ++f)
+            m.files[f].node = uint32_t(firstEntry_.at(seenPaths_.at(m.files[f].path)));
+        std::unordered_map<std::string_view, std::vector<std::pair<uint32_t, uint8_t>>> identifiers;
+        // Per file and name, the last #undef's offset: a macro its own file undefines after
+        // defining it is not one of the PCH's.
+        std::map<std::pair<uint32_t, std::string_view>, uint32_t> lastUndef;
+        for (uint32_t f = 0; f < m.files.size(); ++f) {
+            size_t size = 0;
+            const FileState* state = seenPaths_.at(m.files[f].path);
+            const char* data = clang_getFileContents(tu, state->file, &size);
+            m.files[f].guarded = clang_isFileMultipleIncludeGuarded(tu, state->file);
+            if (!data)
+                continue;
+            for (const Token& token : scanIdentifiers(std::string_view(data, size))) {
+                const uint8_t kind = token.kind == 'd'   ? PchManifest::kDefine
+                                     : token.kind == 'u' ? PchManifest::kUndef
+                                                         : PchManifest::kUse;
+                auto& in = identifiers[token.name];
+                if (in.empty() || in.back().first != f)
+                    in.emplace_back(f, 0);
+                in.back().second |= kind;
+                if (kind == PchManifest::kUndef)
+                    lastUndef[{f, token.name}] = token.offset;
+            }
+        }
+        for (auto& [name, in] : identifiers)
+            m.identifiers.emplace_back(std::string(name), std::move(in));
+        std::sort(m.identifiers.begin(), m.identifiers.end());
+        for (const auto& [name, cursor] : macroDefinitions_) {
+            Position pos;
+            const FileState* state = fileOf(clang_getCursorLocation(cursor), &pos);
+            if (!state)
+                continue;
+            std::optional<uint32_t> file = indexOf(state);
+            if (!file)
+                continue;
+            unsigned offset = 0;
+            clang_getFileLocation(clang_getCursorLocation(cursor), nullptr, nullptr, nullptr,
+                                  &offset);
+            if (auto undef = lastUndef.find({*file, std::string_view(name)});
+                undef != lastUndef.end() && undef->second > offset)
+                continue;
+            m.macros.push_back({name, *file, String(clang_getCursorUSR(cursor)).str()});
+        }
+        std::sort(m.macros.begin(), m.macros.end(),
+                  [](const auto& a, const auto& b) { return a.name < b.name; });
+        for (const TuRecord::NamespaceStart& start : record_.namespaceStarts)
+            m.namespaceStarts.push_back(
+                {start.usrHash, start.path, start.location.line, start.location.column});
+        return m;
     }
 
     IndexedTu finish(TuStatus status, uint32_t parseMillis) {
@@ -857,6 +1301,12 @@ private:
         std::string name = String(clang_getCursorSpelling(cursor)).str();
         Position pos;
         FileState* state = fileOf(clang_getCursorLocation(cursor), &pos);
+        if (pch_ && state && !state->pch) {
+            unsigned offset = 0;
+            clang_getSpellingLocation(clang_getCursorLocation(cursor), nullptr, nullptr, nullptr,
+                                      &offset);
+            ownDefinitions_.push_back({state, offset, name});
+        }
         IndexedFile* out = output(state);
         if (!out) {
             macroDefinitions_[std::move(name)] = cursor;
@@ -884,7 +1334,7 @@ private:
     /// expanded where it is used), so the tokens are read. Not in system headers, where libclang
     /// reports no references either.
     void macroUses(CXCursor definition, FileState* state, IndexedFile* out) {
-        if (macroDefinitions_.empty() ||
+        if ((macroDefinitions_.empty() && !pch_) ||
             clang_Location_isInSystemHeader(clang_getCursorLocation(definition)))
             return;
         CXTranslationUnit tu = clang_Cursor_getTranslationUnit(definition);
@@ -894,15 +1344,24 @@ private:
         for (unsigned t = 1; t < n; ++t) { // tokens[0] is the macro's own name
             if (clang_getTokenKind(tokens[t]) != CXToken_Identifier)
                 continue;
-            auto used = macroDefinitions_.find(String(clang_getTokenSpelling(tu, tokens[t])).str());
-            if (used == macroDefinitions_.end())
-                continue;
+            const std::string name = String(clang_getTokenSpelling(tu, tokens[t])).str();
+            auto used = macroDefinitions_.find(name);
+            // A macro of the PCH is defined before: checkPch() made sure of it.
+            const PchManifest::Macro* fromPch = nullptr;
+            if (used == macroDefinitions_.end()) {
+                auto found =
+                    pch_ ? pch_->macros.find(name) : decltype(pch_->macros)::const_iterator();
+                if (!pch_ || found == pch_->macros.end())
+                    continue;
+                fromPch = found->second;
+            }
             Position pos;
             if (fileOf(clang_getTokenLocation(tu, tokens[t]), &pos) != state)
                 continue;
-            String usr(clang_getCursorUSR(used->second));
-            if (*usr.c_str())
-                out->references.push_back({hash64(usr.c_str()), pos, kRoleReference, 0});
+            const std::string usr =
+                fromPch ? fromPch->usr : String(clang_getCursorUSR(used->second)).str();
+            if (!usr.empty())
+                out->references.push_back({hash64(usr), pos, kRoleReference, 0});
         }
         if (tokens)
             clang_disposeTokens(tu, tokens, n);
@@ -917,6 +1376,8 @@ private:
         CXCursor definition = clang_getCursorReferenced(cursor);
         if (clang_Cursor_isNull(definition) || clang_Cursor_isMacroBuiltin(definition))
             return;
+        if (pch_)
+            notePchUse(definition);
         String usr(clang_getCursorUSR(definition));
         if (!*usr.c_str())
             return;
@@ -954,7 +1415,38 @@ private:
     };
     Diagnostics mainDiagnostics_;                         ///< the main file's, and unplaced ones
     std::unordered_map<std::string, Diagnostics> byFile_; ///< headers', by real path
-    Diagnostics allDiagnostics_;                          ///< all of them, for a failed parse
+    // Precompiled prefixes (pch.h).
+    const LoadedPch* pch_ = nullptr; ///< the PCH this parse is against
+    bool building_ = false;          ///< this parse builds a PCH
+    uint32_t includeSeq_ = 0;        ///< #includes so far, in preprocessing order
+    std::unordered_map<const FileState*, uint32_t> entrySeq_; ///< the #include that entered it
+    /// Per file, its #includes: (offset of the directive, sequence number).
+    std::unordered_map<const FileState*, std::vector<std::pair<uint32_t, uint32_t>>> directives_;
+    std::vector<std::pair<uint32_t, uint32_t>> pchReached_; ///< (seq, manifest index) of PCH files
+    std::vector<const FileState*> open_; ///< against a PCH: the files entered and not yet left
+    std::unordered_map<const FileState*, uint32_t> exitSeq_; ///< when each was first left
+    // Building: the include graph by entry (addEntry()).
+    std::vector<std::pair<const FileState*, std::vector<uint32_t>>> entries_; ///< file, children
+    std::vector<int> entryParent_;
+    std::vector<uint32_t> rootEntries_;
+    std::vector<int> stack_;
+    std::unordered_map<const FileState*, int> firstEntry_, reentry_;
+    struct Candidate {
+        const FileState* includer;
+        const FileState* file;
+        std::string spelling;
+    };
+    std::vector<Candidate> candidates_; ///< <...> includes: PchReport::systemIncludes
+    bool macrosVisited_ = false;        ///< macros() read the preprocessing record
+    std::vector<char> pchUsed_; ///< [PCH file]: what this TU extracts uses a declaration in it
+    /// Against a PCH: the macro definitions of this TU's own files that took effect.
+    struct OwnDefinition {
+        const FileState* state;
+        uint32_t offset;
+        std::string name;
+    };
+    std::vector<OwnDefinition> ownDefinitions_;
+    Diagnostics allDiagnostics_; ///< all of them, for a failed parse
     TuRecord record_;
 };
 
@@ -971,7 +1463,7 @@ IndexerCallbacks callbacks() {
     cb.ppIncludedFile = [](CXClientData data,
                            const CXIdxIncludedFileInfo* info) -> CXIdxClientFile {
         static_cast<TuExtractor*>(data)->bindProbes();
-        return static_cast<TuExtractor*>(data)->fileState(info->file);
+        return static_cast<TuExtractor*>(data)->included(info);
     };
     cb.indexDeclaration = [](CXClientData data, const CXIdxDeclInfo* info) {
         auto* extractor = static_cast<TuExtractor*>(data);
@@ -988,8 +1480,10 @@ IndexerCallbacks callbacks() {
 
 } // namespace
 
-ParseSession::ParseSession(bool skipParsedBodies) : skipParsedBodies_(skipParsedBodies) {
-    index_ = clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0);
+ParseSession::ParseSession(bool skipParsedBodies, bool againstPch)
+    : skipParsedBodies_(skipParsedBodies) {
+    index_ = clang_createIndex(/*excludeDeclarationsFromPCH=*/againstPch ? 1 : 0,
+                               /*displayDiagnostics=*/0);
     action_ = clang_IndexAction_create(index_);
     // libclang computes its resource directory lazily on first use, without a lock: parse an
     // empty buffer here, on one thread, before the session is shared by many.
@@ -1006,17 +1500,27 @@ ParseSession::~ParseSession() {
     clang_disposeIndex(index_);
 }
 
-IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t rank,
-                               FileClaimer& claimer, const ParseOptions& options) {
+namespace {
+
+/// One parse of `command`; against `pch` when given, and then `fallback` says whether its result
+/// stands (nullopt) or the TU must be parsed plain. `systemIncludes`: filled by a plain parse.
+IndexedTu parseOnce(ParseSession& session, const CompileCommand& command, size_t rank,
+                    FileClaimer& claimer, const ParseOptions& options, const LoadedPch* pch,
+                    std::optional<PchReport>* fallback, std::vector<std::string>* systemIncludes) {
     // Before libclang is called: it probes the compiler installation before the first callback.
     ProbeRecording probes;
     TuExtractor extractor(command, rank, claimer, options.extractionLock, probes);
+    extractor.usePch(pch);
     std::vector<std::string> args;
-    args.reserve(command.arguments.size() + 2);
+    args.reserve(command.arguments.size() + 4);
     args.insert(args.end(), command.arguments.begin(), command.arguments.end());
     // No -working-directory: libclang's driver would chdir() the process. The compile database
     // reader made every path absolute instead.
     args.push_back("-Wno-unknown-warning-option");
+    if (pch) {
+        args.push_back("-include-pch");
+        args.push_back(pch->path);
+    }
     std::vector<const char*> argv;
     argv.reserve(args.size());
     for (const std::string& a : args)
@@ -1050,11 +1554,25 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
         }
         // Reads this parse's own buffers into its own symbols: no store-wide lock needed.
         extractor.attachComments(tu);
+        if (pch) {
+            if (extractor.errors() > 0)
+                *fallback = PchReport{
+                    PchMode::Unusable, "errors with the PCH: " + extractor.firstError(), {}, {}};
+            else
+                *fallback = extractor.checkPch(tu);
+        } else if (systemIncludes) {
+            *systemIncludes = extractor.systemIncludes(tu);
+        }
+    } else if (pch) {
+        *fallback =
+            PchReport{PchMode::Unusable, "libclang could not parse it against the PCH", {}, {}};
     }
     if (tu)
         clang_disposeTranslationUnit(tu);
     const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
+    if (pch && *fallback)
+        return {};
 
     TuStatus status = TuStatus::Ok;
     if (rc == CXError_Crashed)
@@ -1067,10 +1585,147 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
         claimer.release(rank);
     auto lock = extractor.holdExtractionLock();
     IndexedTu result = extractor.finish(status, uint32_t(millis.count()));
+
     result.absentPaths = probes.take();
     for (auto& link : probes.takeLinks())
         result.aliases.push_back(std::move(link));
     return result;
+}
+
+/// Claims nothing: a PCH's build extracts no file.
+class NoClaims : public FileClaimer {
+public:
+    std::optional<FileClaim> claim(const std::string&, size_t) override { return std::nullopt; }
+    void release(size_t) override {}
+};
+
+} // namespace
+
+std::string_view pchModeName(PchMode mode) {
+    switch (mode) {
+    case PchMode::None:
+        return "no PCH";
+    case PchMode::Used:
+        return "against a PCH";
+    case PchMode::Owner:
+        return "owns a PCH file";
+    case PchMode::Incomplete:
+        return "includes less than the PCH";
+    case PchMode::Macros:
+        return "macros meet the PCH's";
+    case PchMode::Unusable:
+        return "PCH unusable";
+    case PchMode::Built:
+        return "PCH built";
+    case PchMode::BuildFailed:
+        return "PCH build failed";
+    }
+    return "?";
+}
+
+IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t rank,
+                               FileClaimer& claimer, const ParseOptions& options) {
+    PchReport report;
+    if (!options.pchPath.empty() && options.pchSession) {
+        if (std::shared_ptr<const LoadedPch> pch = loadPch(options.pchPath)) {
+            std::optional<PchReport> fallback;
+            IndexedTu tu = parseOnce(*options.pchSession, command, rank, claimer, options,
+                                     pch.get(), &fallback, nullptr);
+            if (!fallback) {
+                if (options.pchReport)
+                    options.pchReport->mode = PchMode::Used;
+                return tu;
+            }
+            report = std::move(*fallback);
+        } else {
+            report.mode = PchMode::Unusable;
+            report.detail = "no manifest at " + options.pchPath + ".manifest";
+        }
+    }
+    IndexedTu tu = parseOnce(session, command, rank, claimer, options, nullptr, nullptr,
+                             &report.systemIncludes);
+    if (options.pchReport)
+        *options.pchReport = std::move(report);
+    return tu;
+}
+
+PchReport buildPrecompiledHeader(const CompileCommand& command,
+                                 const std::vector<std::string>& headers,
+                                 const std::string& pchPath, bool indexMacros) {
+    PchReport report;
+    report.mode = PchMode::BuildFailed;
+    const std::string language = pchHeaderLanguage(command);
+    if (language.empty() || headers.empty()) {
+        report.detail = "no PCH for this language";
+        return report;
+    }
+    CompileCommand source = command;
+    source.file = pchPath + ".h";
+    {
+        std::string text = "// symdex: the shared prefix of a group of TUs (indexer/pch.h)\n";
+        for (const std::string& header : headers)
+            text += "#include " + header + "\n";
+        FILE* out = std::fopen(source.file.c_str(), "w");
+        if (!out || std::fwrite(text.data(), 1, text.size(), out) != text.size()) {
+            if (out)
+                std::fclose(out);
+            report.detail = "cannot write " + source.file;
+            return report;
+        }
+        std::fclose(out);
+    }
+    std::vector<std::string> args = command.arguments;
+    args.push_back("-Wno-unknown-warning-option");
+    args.push_back("-x");
+    args.push_back(language);
+    std::vector<const char*> argv;
+    for (const std::string& a : args)
+        argv.push_back(a.c_str());
+    ParseSession session(/*skipParsedBodies=*/false);
+    ProbeRecording probes;
+    NoClaims none;
+    TuExtractor extractor(source, 0, none, nullptr, probes);
+    extractor.buildPch();
+    IndexerCallbacks cb = callbacks();
+    unsigned tuOptions = CXTranslationUnit_ForSerialization | CXTranslationUnit_Incomplete;
+    if (indexMacros)
+        tuOptions |= CXTranslationUnit_DetailedPreprocessingRecord;
+    CXTranslationUnit tu = nullptr;
+    const int rc = clang_indexSourceFileFullArgv(session.action(), &extractor, &cb, sizeof cb, 0,
+                                                 source.file.c_str(), argv.data(), int(argv.size()),
+                                                 nullptr, 0, &tu, tuOptions);
+    if (rc != CXError_Success || !tu) {
+        report.detail =
+            "libclang could not parse the PCH's source (error " + std::to_string(rc) + ")";
+        if (tu)
+            clang_disposeTranslationUnit(tu);
+        return report;
+    }
+    if (extractor.errors() > 0) {
+        // A PCH with errors still saves: never use one.
+        report.detail = extractor.firstError();
+        clang_disposeTranslationUnit(tu);
+        return report;
+    }
+    extractor.recordContents(tu);
+    if (indexMacros) {
+        extractor.macros(tu);
+        extractor.respellNamespaceStarts(tu);
+    }
+    PchManifest manifest = extractor.manifest(tu, headers);
+    const std::string temporary = pchPath + ".tmp";
+    const int saved =
+        clang_saveTranslationUnit(tu, temporary.c_str(), clang_defaultSaveOptions(tu));
+    clang_disposeTranslationUnit(tu);
+    if (saved != CXSaveError_None || std::rename(temporary.c_str(), pchPath.c_str()) != 0) {
+        std::remove(temporary.c_str());
+        report.detail = "libclang could not save the PCH to " + pchPath;
+        return report;
+    }
+    manifest.absentPaths = probes.take();
+    report.mode = PchMode::Built;
+    report.manifest = encodePchManifest(manifest);
+    return report;
 }
 
 } // namespace symdex

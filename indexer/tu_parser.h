@@ -55,7 +55,10 @@ public:
 /// (CXIndexOpt_SkipParsedBodiesInSession; libclang guards that record with its own mutex).
 class ParseSession {
 public:
-    explicit ParseSession(bool skipParsedBodies);
+    /// `againstPch`: for parses against a PCH: visiting a translation unit's children then visits
+    /// only its own (CXIndex's excludeDeclarationsFromPCH): the PCH's preprocessing record is
+    /// not walked (its macros are in the manifest).
+    explicit ParseSession(bool skipParsedBodies, bool againstPch = false);
     ~ParseSession();
     ParseSession(const ParseSession&) = delete;
     ParseSession& operator=(const ParseSession&) = delete;
@@ -69,7 +72,41 @@ private:
     bool skipParsedBodies_;
 };
 
+/// How a parse went with a precompiled prefix (pch.h), for the run's summary.
+enum class PchMode : uint8_t {
+    None = 0,    ///< no PCH was offered
+    Used,        ///< parsed against the PCH
+    Owner,       ///< parsed plain: it owns a file of the PCH, which it must extract
+    Incomplete,  ///< parsed plain: it does not include every file of the PCH
+    Macros,      ///< parsed plain: a macro of its own would meet the PCH's in another order
+    Unusable,    ///< parsed plain: the PCH or its manifest could not be read
+    Built,       ///< a PCH was built (no TU was parsed)
+    BuildFailed, ///< a PCH could not be built
+};
+inline constexpr int kPchModes = 8;
+std::string_view pchModeName(PchMode mode);
+
+/// What a parse tells the run about precompiled prefixes.
+struct PchReport {
+    PchMode mode = PchMode::None;
+    /// Why a parse fell back (the file, header or macro), or why a build failed.
+    std::string detail;
+    /// A plain parse: the system headers its own files include with <...>, as spelled, in the
+    /// order first included, include-guarded ones only: what a PCH for its configuration may hold.
+    std::vector<std::string> systemIncludes;
+    /// A build: the encoded PchManifest (the absent paths are added by the caller).
+    std::string manifest;
+};
+
 struct ParseOptions {
+    /// Parse against this PCH (its manifest beside it) when the rules of pch.h allow it; empty:
+    /// plain.
+    std::string pchPath;
+    /// Filled when not null.
+    PchReport* pchReport = nullptr;
+    /// The session parses against a PCH use (needed with pchPath): not the plain parses' one,
+    /// since a parse that falls back must not find the bodies its own attempt parsed skipped.
+    ParseSession* pchSession = nullptr;
     /// Also extract macro definitions and expansions (needs libclang's detailed preprocessing
     /// record).
     bool indexMacros = true;
@@ -81,5 +118,13 @@ struct ParseOptions {
 /// for a bad TU: failures and crashes come back as TuRecord::status, parse errors as counts.
 IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& command, size_t tuIndex,
                                FileClaimer& claimer, const ParseOptions& options);
+
+/// Builds a PCH at `pchPath` from `headers` (#include spellings) with `command`'s configuration
+/// (its main file only says the language and the directory), in a session of its own, with every
+/// function body parsed. The source is written beside it (`pchPath`.h). Returns Built with the
+/// manifest, or BuildFailed with the first error; never throws.
+PchReport buildPrecompiledHeader(const CompileCommand& command,
+                                 const std::vector<std::string>& headers,
+                                 const std::string& pchPath, bool indexMacros);
 
 } // namespace symdex

@@ -81,6 +81,10 @@ std::string encodeParseRequest(const ParseRequest& request) {
     w.varint(request.command.arguments.size());
     for (const std::string& arg : request.command.arguments)
         w.string(arg);
+    w.string(request.pchPath);
+    w.varint(request.pchHeaders.size());
+    for (const std::string& header : request.pchHeaders)
+        w.string(header);
     return out;
 }
 
@@ -99,6 +103,12 @@ std::optional<ParseRequest> decodeParseRequest(std::string_view bytes) {
         return std::nullopt;
     for (uint64_t i = 0; i < n && !r.failed(); ++i)
         request.command.arguments.emplace_back(r.string());
+    request.pchPath = r.string();
+    const uint64_t headers = r.varint();
+    if (r.failed() || !plausibleCount(headers, bytes))
+        return std::nullopt;
+    for (uint64_t i = 0; i < headers && !r.failed(); ++i)
+        request.pchHeaders.emplace_back(r.string());
     if (r.failed() || !r.atEnd())
         return std::nullopt;
     return request;
@@ -223,6 +233,45 @@ std::optional<IndexedTu> decodeIndexedTu(std::string_view bytes) {
     if (r.failed() || !r.atEnd())
         return std::nullopt;
     return tu;
+}
+
+} // namespace symdex
+
+namespace symdex {
+
+std::string encodeParseResult(const IndexedTu& tu, const PchReport& report) {
+    std::string out;
+    Writer w(out);
+    w.string(encodeIndexedTu(tu));
+    w.byte(uint8_t(report.mode));
+    w.string(report.detail);
+    w.varint(report.systemIncludes.size());
+    for (const std::string& header : report.systemIncludes)
+        w.string(header);
+    w.string(report.manifest);
+    return out;
+}
+
+std::optional<std::pair<IndexedTu, PchReport>> decodeParseResult(std::string_view bytes) {
+    Reader r(bytes);
+    std::optional<IndexedTu> tu = decodeIndexedTu(r.string());
+    if (!tu || r.failed())
+        return std::nullopt;
+    PchReport report;
+    const uint8_t mode = r.byte();
+    if (mode >= kPchModes)
+        return std::nullopt;
+    report.mode = PchMode(mode);
+    report.detail = r.string();
+    const uint64_t n = r.varint();
+    if (r.failed() || !plausibleCount(n, bytes))
+        return std::nullopt;
+    for (uint64_t i = 0; i < n && !r.failed(); ++i)
+        report.systemIncludes.emplace_back(r.string());
+    report.manifest = r.string();
+    if (r.failed() || !r.atEnd())
+        return std::nullopt;
+    return std::pair(std::move(*tu), std::move(report));
 }
 
 } // namespace symdex

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace symdex {
 
@@ -42,6 +43,10 @@ struct ParseRequest {
     /// across the TUs it parses in rank order instead of asking again. Not so for the re-parses
     /// that recover orphaned headers, each of which is granted its own set.
     bool denialsHold = false;
+    /// Parse against this PCH when pch.h's rules allow (empty: plain); with `pchHeaders`, build it
+    /// there from them instead of parsing (the command gives the configuration).
+    std::string pchPath;
+    std::vector<std::string> pchHeaders;
 };
 
 /// Frames larger than this are refused (a TU's result is a few MB at most).
@@ -62,5 +67,9 @@ std::optional<std::optional<FileStamp>> decodeClaimAnswer(std::string_view bytes
 /// The whole parse result; TuRecord::fileIds are not carried (the store fills them).
 std::string encodeIndexedTu(const IndexedTu& tu);
 std::optional<IndexedTu> decodeIndexedTu(std::string_view bytes);
+
+/// A Result frame: the parse result and what it says about PCHs.
+std::string encodeParseResult(const IndexedTu& tu, const PchReport& report);
+std::optional<std::pair<IndexedTu, PchReport>> decodeParseResult(std::string_view bytes);
 
 } // namespace symdex

@@ -1,0 +1,381 @@
+#include "indexer/pch.h"
+
+#include "store/encoding.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace symdex {
+
+namespace {
+
+bool identStart(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+bool identChar(char c) {
+    return identStart(c) || (c >= '0' && c <= '9');
+}
+
+bool plausible(uint64_t n, std::string_view bytes) {
+    return n <= bytes.size();
+}
+
+} // namespace
+
+std::string encodePchManifest(const PchManifest& m) {
+    std::string out;
+    Writer w(out);
+    w.varint(m.headers.size());
+    for (const std::string& h : m.headers)
+        w.string(h);
+    w.varint(m.files.size());
+    for (const PchManifest::File& f : m.files) {
+        w.string(f.path);
+        w.fixed64(f.hash);
+        w.byte(f.guarded ? 1 : 0);
+        w.varint(f.node);
+    }
+    w.varint(m.nodes.size());
+    for (const PchManifest::Node& node : m.nodes) {
+        w.varint(node.file);
+        w.varint(node.children.size());
+        for (uint32_t c : node.children)
+            w.varint(c);
+    }
+    w.varint(m.identifiers.size());
+    for (const auto& [id, files] : m.identifiers) {
+        w.string(id);
+        w.varint(files.size());
+        for (const auto& [f, kinds] : files) {
+            w.varint(f);
+            w.byte(kinds);
+        }
+    }
+    w.varint(m.macros.size());
+    for (const PchManifest::Macro& macro : m.macros) {
+        w.string(macro.name);
+        w.varint(macro.file);
+        w.string(macro.usr);
+    }
+    w.varint(m.absentPaths.size());
+    for (const std::string& p : m.absentPaths)
+        w.string(p);
+    w.varint(m.namespaceStarts.size());
+    for (const PchManifest::NamespaceStart& s : m.namespaceStarts) {
+        w.fixed64(s.usrHash);
+        w.string(s.path);
+        w.varint(s.line);
+        w.varint(s.column);
+    }
+    return out;
+}
+
+std::optional<PchManifest> decodePchManifest(std::string_view bytes) {
+    Reader r(bytes);
+    PchManifest m;
+    auto count = [&] {
+        const uint64_t n = r.varint();
+        return r.failed() || !plausible(n, bytes) ? std::optional<uint64_t>() : n;
+    };
+    std::optional<uint64_t> n = count();
+    for (uint64_t i = 0; n && i < *n && !r.failed(); ++i)
+        m.headers.emplace_back(r.string());
+    if (!n || !(n = count()))
+        return std::nullopt;
+    for (uint64_t i = 0; i < *n && !r.failed(); ++i) {
+        PchManifest::File& f = m.files.emplace_back();
+        f.path = r.string();
+        f.hash = r.fixed64();
+        f.guarded = r.byte() == 1;
+        f.node = uint32_t(r.varint());
+    }
+    if (!(n = count()))
+        return std::nullopt;
+    for (uint64_t i = 0; i < *n && !r.failed(); ++i) {
+        PchManifest::Node& node = m.nodes.emplace_back();
+        node.file = uint32_t(r.varint());
+        std::optional<uint64_t> k = count();
+        if (!k)
+            return std::nullopt;
+        for (uint64_t j = 0; j < *k && !r.failed(); ++j)
+            node.children.push_back(uint32_t(r.varint()));
+    }
+    if (!(n = count()))
+        return std::nullopt;
+    for (uint64_t i = 0; i < *n && !r.failed(); ++i) {
+        auto& [id, in] = m.identifiers.emplace_back();
+        id = r.string();
+        std::optional<uint64_t> k = count();
+        if (!k)
+            return std::nullopt;
+        for (uint64_t j = 0; j < *k && !r.failed(); ++j) {
+            const uint32_t f = uint32_t(r.varint());
+            in.emplace_back(f, r.byte());
+        }
+    }
+    if (!(n = count()))
+        return std::nullopt;
+    for (uint64_t i = 0; i < *n && !r.failed(); ++i) {
+        PchManifest::Macro& macro = m.macros.emplace_back();
+        macro.name = r.string();
+        macro.file = uint32_t(r.varint());
+        macro.usr = r.string();
+    }
+    if (!(n = count()))
+        return std::nullopt;
+    for (uint64_t i = 0; i < *n && !r.failed(); ++i)
+        m.absentPaths.emplace_back(r.string());
+    if (!(n = count()))
+        return std::nullopt;
+    for (uint64_t i = 0; i < *n && !r.failed(); ++i) {
+        PchManifest::NamespaceStart& s = m.namespaceStarts.emplace_back();
+        s.usrHash = r.fixed64();
+        s.path = r.string();
+        s.line = uint32_t(r.varint());
+        s.column = uint32_t(r.varint());
+    }
+    if (r.failed() || !r.atEnd())
+        return std::nullopt;
+    const size_t files = m.files.size();
+    auto inRange = [&](uint32_t i) { return i < files; };
+    auto isNode = [&](uint32_t i) { return i < m.nodes.size(); };
+    for (const PchManifest::File& f : m.files)
+        if (!isNode(f.node))
+            return std::nullopt;
+    for (const PchManifest::Node& node : m.nodes)
+        if (!inRange(node.file) || !std::all_of(node.children.begin(), node.children.end(), isNode))
+            return std::nullopt;
+    for (const auto& identifier : m.identifiers)
+        for (const auto& [f, kinds] : identifier.second)
+            if (!inRange(f))
+                return std::nullopt;
+    for (const PchManifest::Macro& macro : m.macros)
+        if (!inRange(macro.file))
+            return std::nullopt;
+    return m;
+}
+
+std::vector<Token> scanIdentifiers(std::string_view text) {
+    std::vector<Token> out;
+    const size_t n = text.size();
+    bool lineStart = true; // only whitespace and comments since the last newline
+    // In a directive: 0 none, 1 just after '#', 2 after #define (next name is 'd'), 6 in its
+    // body ('b'), 5 after #undef ('u'), 3 in #include (the rest of the line is a file name), 4
+    // another directive.
+    int directive = 0;
+    size_t i = 0;
+    while (i < n) {
+        const char c = text[i];
+        if (c == '\n') {
+            // A backslash-newline continues the line (and the directive).
+            size_t back = i;
+            while (back > 0 &&
+                   (text[back - 1] == ' ' || text[back - 1] == '\t' || text[back - 1] == '\r'))
+                --back;
+            if (!(back > 0 && text[back - 1] == '\\')) {
+                lineStart = true;
+                directive = 0;
+            }
+            ++i;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\\') {
+            ++i;
+            continue;
+        }
+        if (c == '/' && i + 1 < n && text[i + 1] == '/') {
+            while (i < n && text[i] != '\n') {
+                if (text[i] == '\\' && i + 1 < n && text[i + 1] == '\n')
+                    ++i; // a continued line comment
+                ++i;
+            }
+            continue;
+        }
+        if (c == '/' && i + 1 < n && text[i + 1] == '*') {
+            const size_t end = text.find("*/", i + 2);
+            i = end == std::string_view::npos ? n : end + 2;
+            continue;
+        }
+        if (c == '#' && lineStart) {
+            lineStart = false;
+            directive = 1;
+            ++i;
+            continue;
+        }
+        lineStart = false;
+        if (directive == 3) {
+            ++i; // a file name: <a/b.h> or "a.h"
+            continue;
+        }
+        if (identStart(c)) {
+            size_t end = i + 1;
+            while (end < n && identChar(text[end]))
+                ++end;
+            const std::string_view name = text.substr(i, end - i);
+            // A raw string literal: R"delim( ... )delim", with any encoding prefix.
+            if (end < n && text[end] == '"' && name.back() == 'R' &&
+                (name == "R" || name == "LR" || name == "uR" || name == "UR" || name == "u8R")) {
+                const size_t open = text.find('(', end + 1);
+                if (open != std::string_view::npos) {
+                    const std::string close =
+                        ")" + std::string(text.substr(end + 1, open - end - 1)) + "\"";
+                    const size_t stop = text.find(close, open + 1);
+                    i = stop == std::string_view::npos ? n : stop + close.size();
+                    continue;
+                }
+            }
+            if (directive == 1) {
+                directive = name == "define"                                                  ? 2
+                            : name == "undef"                                                 ? 5
+                            : name == "include" || name == "include_next" || name == "import" ? 3
+                                                                                              : 4;
+                i = end;
+                continue;
+            }
+            out.push_back({uint32_t(i), name,
+                           directive == 2   ? 'd'
+                           : directive == 5 ? 'u'
+                           : directive == 6 ? 'b'
+                                            : 'i'});
+            if (directive == 2)
+                directive = 6; // the body follows
+            else if (directive == 5)
+                directive = 4;
+            i = end;
+            continue;
+        }
+        if (c >= '0' && c <= '9') {
+            // A number, with its suffix and digit separators (1'000, 0x1fu): not an identifier.
+            ++i;
+            while (i < n && (identChar(text[i]) || text[i] == '.' || text[i] == '\'' ||
+                             ((text[i] == '+' || text[i] == '-') &&
+                              (text[i - 1] == 'e' || text[i - 1] == 'E' || text[i - 1] == 'p' ||
+                               text[i - 1] == 'P'))))
+                ++i;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            ++i;
+            while (i < n && text[i] != c && text[i] != '\n') {
+                if (text[i] == '\\' && i + 1 < n)
+                    ++i;
+                ++i;
+            }
+            if (i < n && text[i] == c)
+                ++i;
+            continue;
+        }
+        if (directive == 1)
+            directive = 4; // "# 12" line markers, a null directive
+        ++i;
+    }
+    return out;
+}
+
+std::vector<LoadedPch::Occurrence> LoadedPch::scan(const std::string& path, uint64_t hash,
+                                                   std::string_view text) const {
+    {
+        std::lock_guard lock(scansMu_);
+        auto found = scans_.find(path);
+        if (found != scans_.end() && found->second.first == hash)
+            return found->second.second;
+    }
+    std::vector<Occurrence> out;
+    for (const Token& token : scanIdentifiers(text)) {
+        if (token.kind == 'd' || token.kind == 'u') {
+            if (identifiers.contains(token.name))
+                out.push_back(
+                    {token.offset, std::string(token.name), token.kind == 'd' ? 'd' : 'x'});
+        } else if (token.kind == 'i' && watched.contains(token.name)) {
+            // A macro body's identifiers are used where the macro is, not where it is defined.
+            out.push_back({token.offset, std::string(token.name), 'u'});
+        }
+    }
+    std::lock_guard lock(scansMu_);
+    scans_[path] = {hash, out};
+    return out;
+}
+
+std::shared_ptr<const LoadedPch> loadPch(const std::string& pchPath) {
+    static std::mutex mu;
+    static std::unordered_map<std::string,
+                              std::pair<std::pair<int64_t, int64_t>, std::shared_ptr<LoadedPch>>>
+        cache;
+    const std::string manifestPath = pchPath + ".manifest";
+    struct stat st {};
+    if (::stat(manifestPath.c_str(), &st) != 0)
+        return nullptr;
+    const std::pair<int64_t, int64_t> stamp{
+        int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, int64_t(st.st_size)};
+    std::lock_guard lock(mu);
+    auto found = cache.find(pchPath);
+    if (found != cache.end() && found->second.first == stamp)
+        return found->second.second;
+    std::ifstream in(manifestPath, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    std::optional<PchManifest> manifest = decodePchManifest(bytes.str());
+    if (!manifest)
+        return nullptr;
+    auto loaded = std::make_shared<LoadedPch>();
+    loaded->path = pchPath;
+    loaded->manifest = std::move(*manifest);
+    for (uint32_t i = 0; i < loaded->manifest.files.size(); ++i)
+        loaded->fileIndex.emplace(loaded->manifest.files[i].path, i);
+    for (const auto& [id, files] : loaded->manifest.identifiers) {
+        loaded->identifiers.emplace(id, &files);
+        if (std::any_of(files.begin(), files.end(),
+                        [](const auto& file) { return file.second & PchManifest::kUndef; }))
+            loaded->watched.insert(id);
+    }
+    for (const PchManifest::Macro& macro : loaded->manifest.macros) {
+        loaded->macros[macro.name] = &macro;
+        loaded->watched.insert(macro.name);
+    }
+    for (const PchManifest::Node& node : loaded->manifest.nodes)
+        if (!loaded->manifest.files[node.file].guarded) {
+            std::vector<uint32_t>& all = loaded->children[node.file];
+            for (uint32_t c : node.children)
+                all.push_back(loaded->manifest.nodes[c].file);
+        }
+    for (auto& [file, all] : loaded->children) {
+        std::sort(all.begin(), all.end());
+        all.erase(std::unique(all.begin(), all.end()), all.end());
+    }
+    cache[pchPath] = {stamp, loaded};
+    return loaded;
+}
+
+std::string pchHeaderLanguage(const CompileCommand& command) {
+    for (size_t i = 0; i < command.arguments.size(); ++i) {
+        const std::string& arg = command.arguments[i];
+        if (arg == "-x" || arg.starts_with("-x") || arg == "--language" ||
+            arg.starts_with("--language="))
+            return {};
+    }
+    const std::string& file = command.file;
+    const size_t dot = file.rfind('.');
+    const std::string ext = dot == std::string::npos ? "" : file.substr(dot + 1);
+    if (ext == "c")
+        return "c-header";
+    if (ext == "cc" || ext == "cpp" || ext == "cxx" || ext == "c++" || ext == "C" || ext == "cp" ||
+        ext == "CPP")
+        return "c++-header";
+    return {};
+}
+
+uint64_t pchGroupKey(const CompileCommand& command) {
+    std::string all = pchHeaderLanguage(command);
+    all.push_back('\0');
+    all += command.directory;
+    for (const std::string& arg : command.arguments) {
+        all.push_back('\0');
+        all += arg;
+    }
+    return hash64(all);
+}
+
+} // namespace symdex
