@@ -65,7 +65,8 @@ std::vector<std::string> parsePeers(const QString& value) {
             continue;
         const auto& known = bench::knownPeers();
         if (std::find(known.begin(), known.end(), name) == known.end())
-            throw UsageError{"--peers: unknown peer '" + name + "' (known: floor, ccls, clangd)"};
+            throw UsageError{"--peers: unknown peer '" + name +
+                             "' (known: floor, ccls, clangd, clangd-16)"};
         peers.push_back(name);
     }
     return peers;
@@ -96,7 +97,10 @@ void addBenchOptions(QCommandLineParser& parser) {
          "CPU first; normal: as `symdex index`.",
          "PRIORITY"},
         {"idle-queries", "Lookups against the idle store after each index (default 2000).", "N"},
-        {"peers", "Also time these on the same TUs: floor, ccls, clangd (default none).", "LIST"},
+        {"peers",
+         "Also time these on the same TUs: floor, ccls, clangd (clangd-19), clangd-16 (default "
+         "none).",
+         "LIST"},
         {"peer-timeout", "Seconds before a peer run is killed and marked failed (default 3600).",
          "S"},
     };

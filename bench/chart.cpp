@@ -20,11 +20,10 @@ namespace symdex::bench {
 namespace {
 
 QColor colorOf(const std::string& config) {
-    static const std::map<std::string, QColor> colors = {{"per-file", QColor(31, 119, 180)},
-                                                         {"global", QColor(214, 39, 40)},
-                                                         {"floor", QColor(110, 110, 110)},
-                                                         {"ccls", QColor(44, 160, 44)},
-                                                         {"clangd", QColor(148, 103, 189)}};
+    static const std::map<std::string, QColor> colors = {
+        {"per-file", QColor(31, 119, 180)}, {"global", QColor(214, 39, 40)},
+        {"floor", QColor(110, 110, 110)},   {"ccls", QColor(44, 160, 44)},
+        {"clangd", QColor(148, 103, 189)},  {"clangd-16", QColor(188, 163, 219)}};
     auto it = colors.find(config);
     return it == colors.end() ? QColor(255, 127, 14) : it->second;
 }

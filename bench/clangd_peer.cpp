@@ -47,12 +47,13 @@ std::vector<std::string> tusMissingFromClangdShards(const std::vector<std::strin
     return missing;
 }
 
-ClangdPeer::ClangdPeer(const PeerSetup& setup)
-    : project_(setup.workDirectory / "project"), log_(setup.workDirectory / "clangd.log"),
+ClangdPeer::ClangdPeer(const PeerSetup& setup, std::string name)
+    : name_(std::move(name)), executable_(name_ == "clangd-16" ? "clangd-16" : "clangd-19"),
+      project_(setup.workDirectory / "project"), log_(setup.workDirectory / "clangd.log"),
       timeoutSeconds_(setup.timeoutSeconds) {
-    if (findExecutable("clangd-16").empty())
-        throw std::runtime_error("the clangd peer needs clangd-16 (apt-get install clangd-16, "
-                                 "or bench/peers.sh)");
+    if (findExecutable(executable_).empty())
+        throw std::runtime_error("the " + name_ + " peer needs " + executable_ +
+                                 " (apt-get install " + executable_ + ", or bench/peers.sh)");
     for (const CompileCommand& c : setup.database->commands)
         tus_.push_back(c.file);
     writeDeduplicatedDatabase(*setup.database, project_);
@@ -113,7 +114,7 @@ RunRecord ClangdPeer::run(unsigned threads, int round) {
     options.environment = {"XDG_CONFIG_HOME=" + (project_ / "no-user-config").string()};
     try {
         ChildProcess child =
-            ChildProcess::start({"clangd-16", "--background-index", "-j=" + std::to_string(threads),
+            ChildProcess::start({executable_, "--background-index", "-j=" + std::to_string(threads),
                                  "--compile-commands-dir=" + project_.string(),
                                  "--background-index-priority=normal", "--log=info"},
                                 options);

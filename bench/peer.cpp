@@ -15,7 +15,7 @@
 namespace symdex::bench {
 
 const std::vector<std::string>& knownPeers() {
-    static const std::vector<std::string> peers = {"floor", "ccls", "clangd"};
+    static const std::vector<std::string> peers = {"floor", "ccls", "clangd", "clangd-16"};
     return peers;
 }
 
@@ -25,9 +25,9 @@ std::unique_ptr<Peer> makePeer(const std::string& name, const PeerSetup& setup) 
         return std::make_unique<FloorPeer>(setup);
     if (name == "ccls")
         return std::make_unique<CclsPeer>(setup);
-    if (name == "clangd")
-        return std::make_unique<ClangdPeer>(setup);
-    throw std::runtime_error("unknown peer '" + name + "' (known: floor, ccls, clangd)");
+    if (name == "clangd" || name == "clangd-16")
+        return std::make_unique<ClangdPeer>(setup, name);
+    throw std::runtime_error("unknown peer '" + name + "' (known: floor, ccls, clangd, clangd-16)");
 }
 
 void writeDeduplicatedDatabase(const CompileDatabase& db, const std::filesystem::path& dir) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -713,25 +714,65 @@ void Indexer::planPchs(Run& run) {
     run.pchGroupOf.assign(run.n, nullptr);
     if (options_.pch != PchPolicy::Auto || options_.pchDirectory.empty())
         return;
-    std::map<uint64_t, std::vector<size_t>> byKey;
-    for (size_t i : run.order)
-        if (!pchHeaderLanguage(run.db.commands[i]).empty())
-            byKey[pchGroupKey(run.db.commands[i])].push_back(i);
     std::error_code error;
     std::filesystem::create_directories(options_.pchDirectory, error);
     if (error)
         return;
-    // The PCHs earlier runs left, by group: newest first.
+    // The configurations of the database, all of them (an up-to-date TU's PCH stays for the
+    // day it is out of date again), and those of the TUs this run parses.
+    std::unordered_set<std::string> configurations;
+    std::map<uint64_t, std::vector<size_t>> byKey;
+    for (const CompileCommand& command : run.db.commands)
+        if (!pchHeaderLanguage(command).empty())
+            configurations.insert(hexKey(pchGroupKey(command)));
+    for (size_t i : run.order)
+        if (!pchHeaderLanguage(run.db.commands[i]).empty())
+            byKey[pchGroupKey(run.db.commands[i])].push_back(i);
+    // What earlier runs left: PCHs (KEY-HEADERS.pch, with .h and .manifest) by configuration,
+    // newest first; anything else is removed.
     std::map<std::string, std::vector<std::pair<std::filesystem::file_time_type, std::string>>>
         existing;
+    std::vector<std::string> remove;
     for (const auto& entry : std::filesystem::directory_iterator(options_.pchDirectory, error)) {
-        const std::string name = entry.path().filename().string();
-        if (name.size() > 21 && name.ends_with(".pch") && name[16] == '-')
-            existing[name.substr(0, 16)].emplace_back(entry.last_write_time(error),
-                                                      entry.path().string());
+        const std::string path = entry.path().string();
+        std::string name = entry.path().filename().string();
+        for (const char* suffix : {".manifest", ".h"})
+            if (name.ends_with(std::string(".pch") + suffix))
+                name.resize(name.size() - std::strlen(suffix));
+        const bool ours = name.size() == 29 && name.ends_with(".pch") && name[16] == '-';
+        if (!ours || !configurations.contains(name.substr(0, 16)))
+            remove.push_back(path); // a configuration that left the database, or a leftover
+        else if (path.ends_with(".pch"))
+            existing[name.substr(0, 16)].emplace_back(entry.last_write_time(error), path);
     }
-    for (auto& [stem, files] : existing)
+    for (auto& [key, files] : existing)
         std::sort(files.rbegin(), files.rend());
+    // The newest PCH of a configuration serves while every file it holds is as it was built and
+    // what it found absent is still absent; the others, and an invalid one, go.
+    std::unordered_map<std::string, std::shared_ptr<const LoadedPch>> valid;
+    for (const auto& [key, files] : existing) {
+        for (size_t k = 1; k < files.size(); ++k)
+            remove.push_back(files[k].second);
+        std::shared_ptr<const LoadedPch> loaded = loadPch(files.front().second);
+        bool ok = loaded != nullptr;
+        for (size_t f = 0; ok && f < loaded->manifest.files.size(); ++f) {
+            const PchManifest::File& file = loaded->manifest.files[f];
+            std::optional<FileStamp> stamp = run.stamps.hashed(file.path);
+            ok = stamp && stamp->contentHash == file.hash;
+        }
+        for (size_t a = 0; ok && a < loaded->manifest.absentPaths.size(); ++a)
+            ok = run.stamps.stillAbsent(loaded->manifest.absentPaths[a]);
+        if (ok)
+            valid.emplace(key, std::move(loaded));
+        else
+            remove.push_back(files.front().second);
+    }
+    for (const std::string& path : remove) {
+        std::filesystem::remove(path, error);
+        if (path.ends_with(".pch"))
+            for (const char* suffix : {".manifest", ".h"})
+                std::filesystem::remove(path + suffix, error);
+    }
     for (const auto& [key, tus] : byKey) {
         if (tus.size() < kMinPchGroup)
             continue;
@@ -740,48 +781,27 @@ void Indexer::planPchs(Run& run) {
         group.representative = tus.front();
         for (size_t i : tus)
             run.pchGroupOf[i] = &group;
-        // An earlier run's PCH serves while every file it holds is as it was built.
-        const auto& earlier = existing[hexKey(key)];
-        if (earlier.empty())
-            continue;
-        const std::string path = earlier.front().second;
-        std::shared_ptr<const LoadedPch> loaded = loadPch(path);
-        bool valid = loaded != nullptr;
-        for (size_t f = 0; valid && f < loaded->manifest.files.size(); ++f) {
-            const PchManifest::File& file = loaded->manifest.files[f];
-            std::optional<FileStamp> stamp = run.stamps.hashed(file.path);
-            valid = stamp && stamp->contentHash == file.hash;
-        }
-        for (size_t a = 0; valid && loaded && a < loaded->manifest.absentPaths.size(); ++a)
-            valid = run.stamps.stillAbsent(loaded->manifest.absentPaths[a]);
-        if (valid) {
-            group.loaded = std::move(loaded);
+        if (auto found = valid.find(hexKey(key)); found != valid.end()) {
+            group.loaded = found->second;
             group.state = Run::PchGroup::Ready;
         }
     }
 }
 
 void Indexer::removeUnusedPchs(Run& run) {
-    if (options_.pch != PchPolicy::Auto || options_.pchDirectory.empty() || run.summary.cancelled)
-        return;
-    // Kept: the PCH each group of this run uses. Every other file goes, groups that left the
-    // database included; but not while another run may use it (the daemon's run and a `symdex
-    // index` never share a store: the store's writer lock).
-    std::unordered_set<std::string> keep;
-    for (Run::PchGroup& group : run.pchGroups)
-        if (group.loaded)
-            for (const char* suffix : {"", ".manifest", ".h"})
-                keep.insert(group.loaded->path + suffix);
+    // A group that built a PCH this run keeps only that one (a rebuilt PCH replaces the first).
     std::error_code error;
-    std::vector<std::filesystem::path> remove;
-    for (const auto& entry : std::filesystem::directory_iterator(options_.pchDirectory, error))
-        if (!keep.contains(entry.path().string()))
-            remove.push_back(entry.path());
-    // Only when this run saw every TU of the database: a partial run keeps the others' PCHs.
-    if (run.order.size() < run.n)
-        return;
-    for (const auto& path : remove)
-        std::filesystem::remove(path, error);
+    for (Run::PchGroup& group : run.pchGroups) {
+        if (!group.builds || !group.loaded)
+            continue;
+        const std::string prefix = std::filesystem::path(group.stem).filename().string() + "-";
+        for (const auto& entry :
+             std::filesystem::directory_iterator(options_.pchDirectory, error)) {
+            const std::string name = entry.path().filename().string();
+            if (name.starts_with(prefix) && !entry.path().string().starts_with(group.loaded->path))
+                std::filesystem::remove(entry.path(), error);
+        }
+    }
 }
 
 std::string Indexer::pchFor(Run& run, size_t tu) {

@@ -225,9 +225,10 @@ private:
     /// Idempotent; run() calls it however it ends.
     void endParsePhase();
     void reconcileOwners(Run& run);
-    /// PCHs: groups the run's TUs, and takes up the PCHs of earlier runs still valid.
+    /// PCHs: groups the run's TUs, takes up the PCHs of earlier runs still valid, and removes
+    /// the others (invalid, replaced, or of a configuration no longer in the database).
     void planPchs(Run& run);
-    /// Removes the PCHs no group of a complete run uses.
+    /// Removes the PCHs a group replaced with one it built this run.
     void removeUnusedPchs(Run& run);
     /// The PCH `tu` is to be parsed against (empty: none yet).
     std::string pchFor(Run& run, size_t tu);

@@ -47,6 +47,9 @@ struct Tree {
                     "extraValue(); }\n";
             add(name, text);
         }
+        // Includes the PCH's headers in another order: extra.h (which includes base.h) first.
+        add("src/reversed.cc", "#include <extra.h>\n#include <base.h>\n"
+                               "int r(word w) { return w + extraValue() + BASE_LIMIT; }\n");
         // Defines a macro the PCH's headers read, before it includes them: against the PCH,
         // `word` would be int; it is long.
         add("src/wide.cc", "#define WIDE 1\n#include <base.h>\n#include <extra.h>\n"
@@ -126,15 +129,16 @@ TEST_CASE("TUs are parsed against a shared PCH where that changes nothing, and t
     // A second run finds the PCH valid and tries every TU against it from the start. Parsed
     // whole: the owner of the PCH's headers (t0.cc, the largest; or first t1.cc, if it claims
     // them before t0.cc does), which extracts them; wide.cc, whose WIDE would meet base.h in
-    // another order; less.cc, which uses Extra without including extra.h.
+    // another order; less.cc, which uses Extra without including extra.h. reversed.cc, which
+    // includes them in another order, is parsed against it.
     const IndexSummary again =
         tree.index(".on", PchPolicy::Auto, isolationNamed(isolation), /*force=*/true);
     CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
     CHECK(modes(again, PchMode::Built) == 0);
     CHECK(modes(again, PchMode::Macros) == 1);
     CHECK(modes(again, PchMode::Incomplete) == 1);
-    CHECK(modes(again, PchMode::Used) + modes(again, PchMode::Owner) == 7);
-    CHECK(modes(again, PchMode::Used) >= 5);
+    CHECK(modes(again, PchMode::Used) + modes(again, PchMode::Owner) == 8);
+    CHECK(modes(again, PchMode::Used) >= 6);
 }
 
 TEST_CASE("editing a header the PCH holds re-parses its TUs against a rebuilt PCH, and removes "
@@ -148,7 +152,7 @@ TEST_CASE("editing a header the PCH holds re-parses its TUs against a rebuilt PC
                               "struct Extra { word e; word f; };\n"
                               "inline int extraValue() { return 4; }\n#endif\n");
     const IndexSummary edited = tree.index(".on", PchPolicy::Auto, Isolation::Process);
-    CHECK(edited.tusParsed == 8); // every TU that read extra.h: all but less.cc
+    CHECK(edited.tusParsed == 9); // every TU that read extra.h: all but less.cc
     CHECK(modes(edited, PchMode::Built) == 1);
     tree.index(".off", PchPolicy::Off, Isolation::Process);
     CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
@@ -156,6 +160,42 @@ TEST_CASE("editing a header the PCH holds re-parses its TUs against a rebuilt PC
     CHECK(tree.pchFiles(".on") == before);
     // And it serves: TUs are parsed against it.
     const IndexSummary again = tree.index(".on", PchPolicy::Auto, Isolation::Process, true);
-    CHECK(modes(again, PchMode::Used) >= 5);
+    CHECK(modes(again, PchMode::Used) >= 6);
     CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+}
+
+TEST_CASE("a header removed from the tree and from the TUs that included it leaves no PCH that "
+          "holds it",
+          "[index][pch]") {
+    Tree tree;
+    tree.index(".on", PchPolicy::Auto, Isolation::InProcess);
+    const std::vector<std::string> before = tree.pchFiles(".on");
+    REQUIRE(before.size() == 3);
+    // more.h goes, and with it the #include of the three TUs that chose it into the PCH.
+    std::filesystem::remove(tree.dir / "sys/more.h");
+    for (int i = 0; i < 3; ++i) {
+        const std::string name = "src/t" + std::to_string(i) + ".cc";
+        std::string text = test::readFile(tree.dir / name);
+        text.erase(text.find("#include <more.h>\n"), std::string("#include <more.h>\n").size());
+        tree.write(name, text);
+    }
+    // Three TUs to re-parse are too few for a PCH; the one that holds more.h is gone anyway.
+    const IndexSummary removed = tree.index(".on", PchPolicy::Auto, Isolation::InProcess);
+    CHECK(removed.tusParsed == 3);
+    CHECK(removed.tusFailed == 0);
+    CHECK(modes(removed, PchMode::Built) == 0);
+    CHECK(tree.pchFiles(".on").empty());
+    tree.index(".off", PchPolicy::Off, Isolation::InProcess);
+    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+    CHECK(tree.dumps[".on"].find("more.h") == std::string::npos);
+    // A run of every TU builds one of base.h and extra.h only.
+    const IndexSummary all = tree.index(".on", PchPolicy::Auto, Isolation::InProcess, true);
+    CHECK(modes(all, PchMode::Built) == 1);
+    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+    const std::vector<std::string> after = tree.pchFiles(".on");
+    REQUIRE(after.size() == 3);
+    CHECK(after != before);
+    const std::string source = test::readFile(tree.dir / (".on/pch/" + after[0] + ".h"));
+    CHECK(source.find("#include <base.h>") != std::string::npos);
+    CHECK(source.find("more.h") == std::string::npos);
 }
