@@ -25,6 +25,14 @@ using namespace symdex::cli;
 
 namespace {
 
+bool parsePchOption(const QString& value) {
+    if (value.isEmpty() || value == "auto")
+        return true;
+    if (value == "off")
+        return false;
+    throw UsageError{"--pch must be auto or off, not '" + value.toStdString() + "'"};
+}
+
 std::vector<std::string> readLines(const std::filesystem::path& path) {
     std::ifstream in(path);
     std::vector<std::string> lines;
@@ -97,6 +105,10 @@ void addBenchOptions(QCommandLineParser& parser) {
          "CPU first; normal: as `symdex index`.",
          "PRIORITY"},
         {"idle-queries", "Lookups against the idle store after each index (default 2000).", "N"},
+        {"pch",
+         "auto (default): symdex's runs parse against shared precompiled headers, as `symdex "
+         "index` does; off: every TU whole.",
+         "MODE"},
         {"peers",
          "Also time these on the same TUs: floor, ccls, clangd (clangd-19), clangd-16 (default "
          "none).",
@@ -126,6 +138,7 @@ bench::BenchOptions benchOptions(const QCommandLineParser& parser) {
         parser.isSet("out") ? parser.value("out").toStdString() : "symdex-bench");
     o.queryRate = numberOption(parser, "query-rate", 200, 0, 100000);
     o.lowPriority = parseIndexPriorityOption(parser.value("index-priority"), true);
+    o.pch = parsePchOption(parser.value("pch"));
     o.idleQueries = uint64_t(numberOption(parser, "idle-queries", 2000, 0, 10000000));
     o.peers = parsePeers(parser.value("peers"));
     o.peerTimeoutSeconds = numberOption(parser, "peer-timeout", 3600, 1, 86400 * 7);
@@ -207,6 +220,7 @@ int runBenchRun(const QStringList& args) {
     parser.addOption(QCommandLineOption("names", "File of names to look up.", "FILE"));
     parser.addOption(QCommandLineOption("query-rate", "Lookups per second.", "R"));
     parser.addOption(QCommandLineOption("index-priority", "low or normal.", "PRIORITY"));
+    parser.addOption(QCommandLineOption("pch", "auto or off.", "MODE"));
     parser.addOption(QCommandLineOption("idle", "Only look up, in the finished store."));
     parser.addOption(QCommandLineOption("queries", "Lookups with --idle.", "N"));
     if (!parseCommandLine(parser, args, "One measured run of symdex bench (internal)."))
@@ -226,6 +240,7 @@ int runBenchRun(const QStringList& args) {
         options.names = names;
         options.queryRate = rate;
         options.lowPriority = parseIndexPriorityOption(parser.value("index-priority"), true);
+        options.pch = parsePchOption(parser.value("pch"));
         figures = bench::measureColdIndex(loadDatabase(parser), options);
     }
     printJson(QJsonDocument(QJsonObject{{"figures", bench::symdexFiguresToJson(figures)},

@@ -67,6 +67,7 @@ BenchResult runBenchmark(const BenchOptions& options, const CompileDatabase& db)
     setup.namesFile = options.outDirectory / "names.txt";
     setup.queryRate = options.queryRate;
     setup.lowPriority = options.lowPriority;
+    setup.pch = options.pch;
     setup.idleQueries = options.idleQueries;
     setup.logFile = log;
     setup.expected = referenceIndex(options, db, log);

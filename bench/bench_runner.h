@@ -34,6 +34,8 @@ struct BenchOptions {
     /// Index at low priority (IndexOptions::lowPriority), as the daemon does: the query client,
     /// like an editor's requests, gets the CPU first.
     bool lowPriority = true;
+    /// Shared precompiled headers in symdex's runs (`--pch auto`, as `symdex index` by default).
+    bool pch = true;
     /// Lookups against the idle store after each run (p999 wants at least 1000).
     uint64_t idleQueries = 2000;
     /// Names sampled from the reference store for the client to look up.

@@ -42,6 +42,8 @@ SymdexFigures measureColdIndex(const CompileDatabase& db, const ColdIndexOptions
     IndexOptions indexOptions;
     indexOptions.threads = options.threads;
     indexOptions.lowPriority = options.lowPriority;
+    indexOptions.pch = options.pch ? PchPolicy::Auto : PchPolicy::Off;
+    indexOptions.pchDirectory = (options.storeDirectory / "pch").string();
     Indexer indexer(*store, indexOptions);
 
     IndexSummary summary;

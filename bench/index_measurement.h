@@ -28,6 +28,8 @@ struct ColdIndexOptions {
     double queryRate = 200;
     /// IndexOptions::lowPriority.
     bool lowPriority = true;
+    /// IndexOptions::pch (the PCHs go in the store's pch/, removed with it).
+    bool pch = true;
 };
 
 /// Indexes `db` cold and returns the figures, with latency under load in nameIndexing and

@@ -67,11 +67,12 @@ RunRecord runSymdex(const SymdexRunSetup& setup, LockMode mode, unsigned threads
     const std::string rate = std::to_string(setup.queryRate);
     try {
         ChildExit exit;
-        const QJsonObject cold = runForJson(
-            {setup.executable, "bench-run", "-p", setup.database, "--store", store, "--threads",
-             std::to_string(threads), "--lock-mode", run.config, "--names", names, "--query-rate",
-             rate, "--index-priority", setup.lowPriority ? "low" : "normal"},
-            setup.logFile, &exit);
+        const QJsonObject cold =
+            runForJson({setup.executable, "bench-run", "-p", setup.database, "--store", store,
+                        "--threads", std::to_string(threads), "--lock-mode", run.config, "--names",
+                        names, "--query-rate", rate, "--index-priority",
+                        setup.lowPriority ? "low" : "normal", "--pch", setup.pch ? "auto" : "off"},
+                       setup.logFile, &exit);
         SymdexFigures figures = symdexFiguresFromJson(cold["figures"].toObject());
         run.wallSeconds = exit.wallSeconds;
         // The query client is the load, not the indexer: its own CPU is left out.

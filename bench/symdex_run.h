@@ -33,6 +33,8 @@ struct SymdexRunSetup {
     double queryRate = 200;
     /// Index at low priority (IndexOptions::lowPriority).
     bool lowPriority = true;
+    /// Shared precompiled headers (IndexOptions::pch).
+    bool pch = true;
     /// Lookups against the idle store after each run.
     uint64_t idleQueries = 2000;
     /// The children's stderr is appended here (empty: discarded).
