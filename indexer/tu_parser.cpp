@@ -424,8 +424,10 @@ public:
             pchReached_.push_back({seq, state->pchIndex});
         if (building_)
             addEntry(includer, state);
-        if (!pch_ && info->isAngled && includer && !building_)
-            candidates_.push_back({includer, state, std::string("<") + info->filename + ">"});
+        if (!pch_ && includer && !building_)
+            candidates_.push_back(
+                {includer, state,
+                 info->isAngled ? std::string("<") + info->filename + ">" : std::string()});
         return state;
     }
 
@@ -786,8 +788,10 @@ public:
         }
     }
 
-    /// PchReport::systemIncludes of a plain parse: the include-guarded system headers its own
-    /// (non-system) files include with <...>, in the order first included.
+    /// PchReport::systemIncludes of a plain parse, in the order first included, include-guarded
+    /// headers only: the system headers its own (non-system) files include with <...>, as
+    /// spelled; and the project headers its main file includes, by real path (a PCH's source
+    /// is elsewhere: a name would not find them from there).
     std::vector<std::string> systemIncludes(CXTranslationUnit tu) const {
         std::vector<std::string> out;
         std::unordered_set<std::string> seen;
@@ -795,11 +799,16 @@ public:
             return clang_Location_isInSystemHeader(clang_getLocation(tu, state->file, 1, 1));
         };
         for (const Candidate& c : candidates_) {
-            if (seen.contains(c.spelling) || isSystem(c.includer) || !isSystem(c.file) ||
-                !clang_isFileMultipleIncludeGuarded(tu, c.file->file))
+            if (!clang_isFileMultipleIncludeGuarded(tu, c.file->file) || isSystem(c.includer))
                 continue;
-            seen.insert(c.spelling);
-            out.push_back(c.spelling);
+            std::string spelling;
+            if (isSystem(c.file))
+                spelling = c.spelling;
+            else if (c.includer->path == command_.file && c.file->path != command_.file)
+                spelling = "\"" + c.file->path + "\"";
+            if (spelling.empty() || !seen.insert(spelling).second)
+                continue;
+            out.push_back(spelling);
         }
         return out;
     }
