@@ -697,7 +697,7 @@ void Indexer::chooseIsolation(Run& run) {
 
 namespace {
 
-/// TUs of a configuration worth a PCH: below this, building one costs more than it saves.
+/// TUs of a configuration worth building a PCH for: below this, it costs more than it saves.
 constexpr size_t kMinPchGroup = 4;
 /// Plain parses whose includes choose a group's headers: those all of them include.
 constexpr size_t kPchSamples = 3;
@@ -774,16 +774,20 @@ void Indexer::planPchs(Run& run) {
                 std::filesystem::remove(path + suffix, error);
     }
     for (const auto& [key, tus] : byKey) {
-        if (tus.size() < kMinPchGroup)
+        // Too few TUs to build a PCH for; but one still valid serves a single edited TU.
+        auto found = valid.find(hexKey(key));
+        if (tus.size() < kMinPchGroup && found == valid.end())
             continue;
         Run::PchGroup& group = run.pchGroups.emplace_back();
         group.stem = options_.pchDirectory + "/" + hexKey(key);
         group.representative = tus.front();
         for (size_t i : tus)
             run.pchGroupOf[i] = &group;
-        if (auto found = valid.find(hexKey(key)); found != valid.end()) {
+        if (found != valid.end()) {
             group.loaded = found->second;
             group.state = Run::PchGroup::Ready;
+        } else if (tus.size() < kMinPchGroup) {
+            group.state = Run::PchGroup::Off;
         }
     }
 }

@@ -154,7 +154,7 @@ struct IndexSummary {
     size_t workersStarted = 0; ///< worker processes started (one per thread, plus restarts)
     /// Parses by PchMode (tu_parser.h): how many TUs were parsed against a PCH, how many plain
     /// and why; PCHs built and failed.
-    std::array<size_t, 8> pchModes{};
+    std::array<size_t, kPchModes> pchModes{};
     std::vector<std::string> pchNotes; ///< a PCH that could not be built, and why
     /// "main file: mode: detail" of each TU parsed whole although a PCH was there, sorted.
     std::vector<std::string> pchFallbacks;

@@ -390,8 +390,6 @@ public:
         entryParent_.push_back(parent);
         if (parent >= 0)
             entries_[parent].second.push_back(uint32_t(n));
-        else
-            rootEntries_.push_back(uint32_t(n));
         if (firstEntry_.try_emplace(file, n).second)
             stack_.push_back(n);
         else
@@ -1437,7 +1435,6 @@ private:
     // Building: the include graph by entry (addEntry()).
     std::vector<std::pair<const FileState*, std::vector<uint32_t>>> entries_; ///< file, children
     std::vector<int> entryParent_;
-    std::vector<uint32_t> rootEntries_;
     std::vector<int> stack_;
     std::unordered_map<const FileState*, int> firstEntry_, reentry_;
     struct Candidate {
