@@ -199,3 +199,42 @@ TEST_CASE("a header removed from the tree and from the TUs that included it leav
     CHECK(source.find("#include <base.h>") != std::string::npos);
     CHECK(source.find("more.h") == std::string::npos);
 }
+
+TEST_CASE("the golden fixture stores the same with PCHs as without", "[index][pch][golden]") {
+    TempDir dir;
+    test::copyFixture("golden", dir.path());
+    const std::vector<std::string> sources = {"src/circle.cpp", "src/util.cpp", "src/main.cpp",
+                                              "src/broken.cpp"};
+    test::writeCompileDb(dir.path(), sources, {"-std=c++17", "-Iinclude"});
+    std::string error;
+    auto db = loadCompileDatabase(dir.path().string(), &error);
+    REQUIRE(db);
+    auto run = [&](const std::string& name, PchPolicy pch, bool force) {
+        StoreOptions storeOptions;
+        storeOptions.directory = dir.path() / name;
+        auto store = SymbolStore::open(storeOptions);
+        IndexOptions options;
+        options.threads = 2;
+        options.pch = pch;
+        options.pchDirectory = dir / (name + "/pch");
+        options.force = force;
+        const IndexSummary summary = Indexer(*store, options).run(*db);
+        std::ostringstream out;
+        dumpStore(*store, out, dir.path());
+        return std::pair(summary, out.str());
+    };
+    const auto off = run(".off", PchPolicy::Off, false);
+    const auto first = run(".on", PchPolicy::Auto, false);
+    CHECK(modes(first.first, PchMode::Built) == 1);
+    CHECK(first.second == off.second);
+    // Again, every TU tried against the PCH the first run left.
+    const auto again = run(".on", PchPolicy::Auto, true);
+    CHECK(again.second == off.second);
+    CHECK(modes(again.first, PchMode::Built) == 0);
+    INFO("used " << modes(again.first, PchMode::Used) << ", owner "
+                 << modes(again.first, PchMode::Owner) << ", incomplete "
+                 << modes(again.first, PchMode::Incomplete) << ", macros "
+                 << modes(again.first, PchMode::Macros) << ", unusable "
+                 << modes(again.first, PchMode::Unusable));
+    CHECK(modes(again.first, PchMode::Used) >= 1);
+}
