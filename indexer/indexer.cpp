@@ -699,7 +699,7 @@ namespace {
 
 /// TUs of a configuration worth building a PCH for: below this, it costs more than it saves.
 constexpr size_t kMinPchGroup = 4;
-/// Plain parses whose includes choose a group's headers: those all of them include.
+/// Plain parses whose includes choose a group's first PCH: the headers half of them include.
 constexpr size_t kPchSamples = 3;
 
 std::string hexKey(uint64_t key) {
