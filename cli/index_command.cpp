@@ -127,12 +127,12 @@ void printSummary(const IndexSummary& s, const SymbolStore& store) {
             pch[size_t(PchMode::Used)] + pch[size_t(PchMode::Unusable)] >
         0) {
         std::printf("  PCH: %zu TUs parsed against one (%zu built this run); parsed whole: %zu "
-                    "own a header in it, %zu include less, %zu for macros, %zu could not use it, "
-                    "%zu before it was ready or without one\n",
+                    "own a header in it, %zu include less, %zu for macros, %zu for declaration "
+                    "order, %zu could not use it, %zu before it was ready or without one\n",
                     pch[size_t(PchMode::Used)], pch[size_t(PchMode::Built)],
                     pch[size_t(PchMode::Owner)], pch[size_t(PchMode::Incomplete)],
-                    pch[size_t(PchMode::Macros)], pch[size_t(PchMode::Unusable)],
-                    pch[size_t(PchMode::None)]);
+                    pch[size_t(PchMode::Macros)], pch[size_t(PchMode::Order)],
+                    pch[size_t(PchMode::Unusable)], pch[size_t(PchMode::None)]);
         for (const std::string& note : s.pchNotes)
             std::printf("  PCH not built for %s\n", note.c_str());
     }

@@ -131,6 +131,25 @@ IndexProgress Indexer::progress() const {
     return p;
 }
 
+/// A configuration's PCH in a run (indexer/pch.h): its headers chosen from the text of the TUs,
+/// or kept from the PCH it replaces, or from the first plain parses.
+struct Indexer::PchGroup {
+    std::mutex mu;
+    /// Planned: its headers are chosen (`planned`) and its group's next parse builds it;
+    /// Collecting: plain parses choose them.
+    enum State { Planned, Collecting, Building, Ready, Off } state = Collecting; // Requires mu
+    std::vector<std::string> planned; ///< Planned: the headers
+    std::string stem;                 ///< pchDirectory/KEY: its PCHs are STEM-HEADERS.pch
+    size_t representative;            ///< a TU of the group: its command is the configuration
+    size_t samples = 0;               ///< plain parses counted
+    std::vector<std::string> order;   ///< spellings, first seen first
+    std::unordered_map<std::string, size_t> counts; ///< spelling -> samples including it
+    std::shared_ptr<const LoadedPch> loaded;        ///< Ready: the PCH in use
+    size_t builds = 0;                              ///< this run
+    size_t attempts = 0;                            ///< parses against the current PCH
+    size_t incomplete = 0; ///< of those, fallbacks for including less than it
+};
+
 /// The state of one run, shared by its phases.
 struct Indexer::Run {
     const CompileDatabase& db;
@@ -168,20 +187,6 @@ struct Indexer::Run {
     FileClaimer* claims = nullptr; ///< the parse phase's claim table
     std::atomic<size_t> workersStarted{0};
 
-    /// A configuration's PCH (indexer/pch.h), from the first plain parses of its TUs.
-    struct PchGroup {
-        std::mutex mu;
-        enum State { Collecting, Building, Ready, Off } state = Collecting; // Requires mu
-        std::string stem;               ///< pchDirectory/KEY: its PCHs are STEM-HEADERS.pch
-        size_t representative;          ///< a TU of the group: its command is the configuration
-        size_t samples = 0;             ///< plain parses counted
-        std::vector<std::string> order; ///< spellings, first seen first
-        std::unordered_map<std::string, size_t> counts; ///< spelling -> samples including it
-        std::shared_ptr<const LoadedPch> loaded;        ///< Ready: the PCH in use
-        size_t builds = 0;                              ///< this run
-        size_t attempts = 0;                            ///< parses against the current PCH
-        size_t incomplete = 0; ///< of those, fallbacks for including less than it
-    };
     std::deque<PchGroup> pchGroups;
     std::vector<PchGroup*> pchGroupOf; ///< [tu], null: no PCH for it
     std::array<std::atomic<size_t>, kPchModes> pchModes{};
@@ -778,24 +783,44 @@ void Indexer::planPchs(Run& run) {
         auto found = valid.find(hexKey(key));
         if (tus.size() < kMinPchGroup && found == valid.end())
             continue;
-        Run::PchGroup& group = run.pchGroups.emplace_back();
+        PchGroup& group = run.pchGroups.emplace_back();
         group.stem = options_.pchDirectory + "/" + hexKey(key);
         group.representative = tus.front();
         for (size_t i : tus)
             run.pchGroupOf[i] = &group;
         if (found != valid.end()) {
             group.loaded = found->second;
-            group.state = Run::PchGroup::Ready;
+            group.state = PchGroup::Ready;
         } else if (tus.size() < kMinPchGroup) {
-            group.state = Run::PchGroup::Off;
+            group.state = PchGroup::Off;
+        } else {
+            group.planned = plannedHeaders(run, tus);
+            group.state = group.planned.empty() ? PchGroup::Collecting : PchGroup::Planned;
         }
     }
+}
+
+std::vector<std::string> Indexer::plannedHeaders(const Run& run, const std::vector<size_t>& tus) {
+    // The headers at least half of the TUs include (IncludeScanner: from the text, outside #if),
+    // in the order first seen.
+    IncludeScanner scanner(run.db.commands[tus.front()]);
+    std::vector<std::string> order;
+    std::unordered_map<std::string, size_t> counts;
+    for (size_t tu : tus)
+        for (std::string& header : scanner.headersOf(run.db.commands[tu].file))
+            if (counts[header]++ == 0)
+                order.push_back(std::move(header));
+    std::vector<std::string> headers;
+    for (std::string& header : order)
+        if (2 * counts[header] >= tus.size())
+            headers.push_back(std::move(header));
+    return headers;
 }
 
 void Indexer::removeUnusedPchs(Run& run) {
     // A group that built a PCH this run keeps only that one (a rebuilt PCH replaces the first).
     std::error_code error;
-    for (Run::PchGroup& group : run.pchGroups) {
+    for (PchGroup& group : run.pchGroups) {
         if (!group.builds || !group.loaded)
             continue;
         const std::string prefix = std::filesystem::path(group.stem).filename().string() + "-";
@@ -809,13 +834,13 @@ void Indexer::removeUnusedPchs(Run& run) {
 }
 
 std::string Indexer::pchFor(Run& run, size_t tu) {
-    Run::PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu];
+    PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu];
     if (!group)
         return {};
     std::shared_ptr<const LoadedPch> loaded;
     {
         std::lock_guard lock(group->mu);
-        if (group->state != Run::PchGroup::Ready || !group->loaded)
+        if (group->state != PchGroup::Ready || !group->loaded)
             return {};
         loaded = group->loaded;
     }
@@ -830,7 +855,7 @@ void Indexer::notePch(Run& run, size_t tu, const PchReport& report, Parser& pars
         run.pchFallbacks.push_back(run.db.commands[tu].file + ": " +
                                    std::string(pchModeName(report.mode)) + ": " + report.detail);
     }
-    Run::PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu];
+    PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu];
     if (!group)
         return;
     std::vector<std::string> headers;
@@ -850,9 +875,8 @@ void Indexer::notePch(Run& run, size_t tu, const PchReport& report, Parser& pars
         // A PCH holds what nearly every TU includes: chosen from the first plain parses (the
         // largest TUs: they include the most), then once more if a third of the TUs that tried
         // it included less.
-        const bool first =
-            group->state == Run::PchGroup::Collecting && group->samples >= kPchSamples;
-        const bool again = group->state == Run::PchGroup::Ready && group->builds == 1 &&
+        const bool first = group->state == PchGroup::Collecting && group->samples >= kPchSamples;
+        const bool again = group->state == PchGroup::Ready && group->builds == 1 &&
                            group->attempts >= 2 * kPchSamples &&
                            3 * group->incomplete > group->attempts;
         if (!first && !again)
@@ -863,22 +887,27 @@ void Indexer::notePch(Run& run, size_t tu, const PchReport& report, Parser& pars
                 headers.push_back(header);
         if (headers.empty()) {
             if (first)
-                group->state = Run::PchGroup::Off;
+                group->state = PchGroup::Off;
             return;
         }
         if (group->loaded && group->loaded->manifest.headers == headers) {
             group->builds = 2; // the same again: keep it
             return;
         }
-        group->state = Run::PchGroup::Building;
+        group->state = PchGroup::Building;
         ++group->builds;
     }
+    buildPch(run, *group, headers, parser);
+}
+
+void Indexer::buildPch(Run& run, PchGroup& group, const std::vector<std::string>& headers,
+                       Parser& parser) {
     // This thread builds it; the others parse plain meanwhile.
-    const CompileCommand& command = run.db.commands[group->representative];
+    const CompileCommand& command = run.db.commands[group.representative];
     std::string joined;
     for (const std::string& header : headers)
         joined += header + "\n";
-    const std::string path = group->stem + "-" + hexKey(hash64(joined)).substr(0, 8) + ".pch";
+    const std::string path = group.stem + "-" + hexKey(hash64(joined)).substr(0, 8) + ".pch";
     PchReport built;
     std::vector<std::string> absent;
     if (parser.worker) {
@@ -922,16 +951,34 @@ void Indexer::notePch(Run& run, size_t tu, const PchReport& report, Parser& pars
         run.pchNotes.push_back(command.file + "'s configuration: " +
                                (built.detail.empty() ? "no manifest" : built.detail));
     }
-    std::lock_guard lock(group->mu);
+    std::lock_guard lock(group.mu);
     if (loaded) {
-        group->loaded = loaded;
-        group->attempts = group->incomplete = 0;
+        group.loaded = loaded;
+        group.attempts = group.incomplete = 0;
     }
-    group->state = group->loaded ? Run::PchGroup::Ready : Run::PchGroup::Off;
+    // A planned PCH that did not build: plain parses choose the headers, as without a plan.
+    if (group.loaded)
+        group.state = PchGroup::Ready;
+    else
+        group.state = group.planned.empty() ? PchGroup::Off : PchGroup::Collecting;
+    group.planned.clear();
 }
 
 std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
                                           FileClaimer& claimer) {
+    if (PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu]) {
+        std::vector<std::string> headers;
+        {
+            std::lock_guard lock(group->mu);
+            if (group->state == PchGroup::Planned) {
+                group->state = PchGroup::Building;
+                ++group->builds;
+                headers = group->planned;
+            }
+        }
+        if (!headers.empty())
+            buildPch(run, *group, headers, parser);
+    }
     PchReport report;
     const std::string pch = pchFor(run, tu);
     std::optional<IndexedTu> result = parseWith(run, tu, parser, claimer, pch, report);
@@ -939,7 +986,7 @@ std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
         return result;
     if (report.mode == PchMode::Used) {
         // It depends on what the PCH's build found absent, too.
-        Run::PchGroup* group = run.pchGroupOf[tu];
+        PchGroup* group = run.pchGroupOf[tu];
         std::shared_ptr<const LoadedPch> loaded;
         {
             std::lock_guard lock(group->mu);

@@ -203,7 +203,8 @@ public:
     };
 
 private:
-    struct Run; // one run's state (indexer.cpp)
+    struct Run;      // one run's state (indexer.cpp)
+    struct PchGroup; // a configuration's PCH in a run (indexer.cpp)
     void findOutOfDate(Run& run) const;
     std::unordered_map<std::string, size_t> keptOwners(const Run& run) const;
     bool upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const;
@@ -235,6 +236,10 @@ private:
     /// Counts `tu`'s report, and builds its group's PCH once enough plain parses said what
     /// their own files include.
     void notePch(Run& run, size_t tu, const PchReport& report, Parser& parser, TuStatus status);
+    /// Builds `group`'s PCH of `headers` on this thread and makes it the group's if it builds.
+    void buildPch(Run& run, PchGroup& group, const std::vector<std::string>& headers,
+                  Parser& parser);
+    static std::vector<std::string> plannedHeaders(const Run& run, const std::vector<size_t>& tus);
     void cleanUp(Run& run);
     void summarize(Run& run);
 

@@ -1,9 +1,12 @@
 #include "indexer/pch.h"
 
+#include "indexer/compile_db.h"
 #include "store/encoding.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -35,7 +38,7 @@ std::string encodePchManifest(const PchManifest& m) {
     for (const PchManifest::File& f : m.files) {
         w.string(f.path);
         w.fixed64(f.hash);
-        w.byte(f.guarded ? 1 : 0);
+        w.byte(f.guarded ? 1 : f.includesOnce ? 2 : 0);
         w.varint(f.node);
     }
     w.varint(m.nodes.size());
@@ -89,7 +92,9 @@ std::optional<PchManifest> decodePchManifest(std::string_view bytes) {
         PchManifest::File& f = m.files.emplace_back();
         f.path = r.string();
         f.hash = r.fixed64();
-        f.guarded = r.byte() == 1;
+        const uint8_t guard = r.byte();
+        f.guarded = guard == 1;
+        f.includesOnce = guard == 2;
         f.node = uint32_t(r.varint());
     }
     if (!(n = count()))
@@ -296,6 +301,245 @@ std::vector<LoadedPch::Occurrence> LoadedPch::scan(const std::string& path, uint
     }
     std::lock_guard lock(scansMu_);
     scans_[path] = {hash, out};
+    return out;
+}
+
+namespace {
+
+/// A directive of a text: its name, the first identifier after it, and the rest of its line.
+struct Directive {
+    std::string_view name, arg, rest;
+};
+
+/// The directives of `text`, in order, outside comments.
+std::vector<Directive> directives(std::string_view text) {
+    std::vector<Directive> out;
+    const size_t n = text.size();
+    bool lineStart = true;
+    size_t i = 0;
+    auto skipBlanks = [&] {
+        while (i < n && (text[i] == ' ' || text[i] == '\t'))
+            ++i;
+    };
+    auto word = [&] {
+        skipBlanks();
+        const size_t begin = i;
+        while (i < n && identChar(text[i]))
+            ++i;
+        return text.substr(begin, i - begin);
+    };
+    while (i < n) {
+        const char c = text[i];
+        if (c == '\n') {
+            lineStart = true;
+            ++i;
+        } else if (c == '/' && i + 1 < n && text[i + 1] == '*') {
+            const size_t end = text.find("*/", i + 2);
+            i = end == std::string_view::npos ? n : end + 2;
+        } else if (c == '/' && i + 1 < n && text[i + 1] == '/') {
+            i = std::min(n, text.find('\n', i));
+        } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+            ++i;
+        } else if (c == '#' && lineStart) {
+            ++i;
+            Directive& d = out.emplace_back();
+            d.name = word();
+            skipBlanks();
+            const size_t rest = i;
+            d.arg = word();
+            // The rest of the directive, continued lines too (a comment in it ends nothing).
+            while (i < n && text[i] != '\n') {
+                if (text[i] == '\\' && i + 1 < n && text[i + 1] == '\n')
+                    ++i;
+                else if (text[i] == '/' && i + 1 < n && text[i + 1] == '*') {
+                    const size_t end = text.find("*/", i + 2);
+                    i = end == std::string_view::npos ? n : end + 1;
+                }
+                ++i;
+            }
+            d.rest = text.substr(rest, std::min(i, n) - rest);
+            lineStart = false;
+        } else {
+            // Code: skip to the end of the line (a '#' there is no directive).
+            lineStart = false;
+            while (i < n && text[i] != '\n' &&
+                   !(text[i] == '/' && i + 1 < n && (text[i + 1] == '*' || text[i + 1] == '/'))) {
+                if (text[i] == '"' || text[i] == '\'') {
+                    const char quote = text[i++];
+                    while (i < n && text[i] != quote && text[i] != '\n')
+                        i += text[i] == '\\' ? 2 : 1;
+                }
+                ++i;
+            }
+        }
+    }
+    return out;
+}
+
+bool opens(std::string_view name) {
+    return name == "if" || name == "ifdef" || name == "ifndef";
+}
+
+bool isInclude(std::string_view name) {
+    return name == "include" || name == "include_next" || name == "import";
+}
+
+/// The index of the `#ifndef G` that, with `#define G` next, guards the rest of `list` from
+/// `from` on (its #endif is the last directive, no #else of its own); nullopt if there is none.
+std::optional<size_t> guardAt(const std::vector<Directive>& list, size_t from) {
+    if (from + 1 >= list.size() || list[from].name != "ifndef" || list[from].arg.empty() ||
+        list[from + 1].name != "define" || list[from + 1].arg != list[from].arg)
+        return std::nullopt;
+    int depth = 1;
+    for (size_t d = from + 2; d < list.size(); ++d) {
+        const std::string_view name = list[d].name;
+        if (opens(name))
+            ++depth;
+        else if ((name == "else" || name == "elif" || name == "elifdef" || name == "elifndef") &&
+                 depth == 1)
+            return std::nullopt;
+        else if (name == "endif" && --depth == 0)
+            return d + 1 == list.size() ? std::optional<size_t>(from) : std::nullopt;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+bool includesOnlyOnce(std::string_view text) {
+    const std::vector<Directive> list = directives(text);
+    int depth = 0;
+    // The preamble: conditionals and anything else but #include, up to the guard.
+    for (size_t d = 0; d < list.size(); ++d) {
+        if (isInclude(list[d].name))
+            return false;
+        if (depth == 0 && guardAt(list, d))
+            return true;
+        if (opens(list[d].name))
+            ++depth;
+        else if (list[d].name == "endif")
+            --depth;
+    }
+    return false;
+}
+
+IncludeScanner::IncludeScanner(const CompileCommand& configuration) {
+    const std::vector<std::string>& args = configuration.arguments;
+    for (size_t i = 0; i < args.size(); ++i) {
+        for (auto [flag, into] : {std::pair{"-iquote", &quote_}, std::pair{"-I", &user_},
+                                  std::pair{"-isystem", &system_}}) {
+            const std::string_view f = flag;
+            if (args[i] == f && i + 1 < args.size()) {
+                into->push_back(args[++i]);
+                break;
+            }
+            if (args[i].size() > f.size() && args[i].starts_with(f) &&
+                !(f == "-I" && args[i].starts_with("-isystem"))) {
+                into->push_back(args[i].substr(f.size()));
+                break;
+            }
+        }
+    }
+}
+
+const IncludeScanner::Scanned& IncludeScanner::scan(const std::string& path) {
+    auto [it, inserted] = files_.try_emplace(path);
+    if (!inserted)
+        return it->second;
+    Scanned& out = it->second;
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    const std::string text = bytes.str();
+    const std::vector<Directive> list = directives(text);
+    // Its guard: #pragma once, or #ifndef G / #define G around all of it; a main file needs
+    // none.
+    size_t from = 0;
+    int base = 0;
+    if (!list.empty() && list[0].name == "pragma" && list[0].arg == "once") {
+        out.guarded = true;
+        from = 1;
+    } else if (guardAt(list, 0)) {
+        out.guarded = true;
+        from = 2;
+        base = 1;
+    }
+    int depth = base;
+    for (size_t d = from; d < list.size(); ++d) {
+        const Directive& directive = list[d];
+        if (opens(directive.name)) {
+            ++depth;
+        } else if (directive.name == "endif") {
+            --depth;
+        } else if (depth == base && directive.name == "include") {
+            const std::string_view rest = directive.rest;
+            const char close = rest.empty() ? 0 : rest[0] == '<' ? '>' : rest[0] == '"' ? '"' : 0;
+            const size_t end = close ? rest.find(close, 1) : std::string_view::npos;
+            if (end != std::string_view::npos && end > 1)
+                out.includes.emplace_back(close == '>', std::string(rest.substr(1, end - 1)));
+        }
+    }
+    return out;
+}
+
+std::optional<std::pair<std::string, bool>>
+IncludeScanner::resolve(const std::string& includer, const std::string& name, bool angled) {
+    auto exists = [](const std::string& path) {
+        struct stat st {};
+        return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    };
+    // A project header reached through a symlink of another name comes back with an empty path:
+    // a PCH would open it by its real name, and its macros' USRs would name that file.
+    auto project = [](const std::string& path) {
+        std::string real = canonicalPath(path);
+        if (std::filesystem::path(real).filename() != std::filesystem::path(path).filename())
+            real.clear();
+        return std::pair{real, false};
+    };
+    if (!angled) {
+        const std::string near = includer.substr(0, includer.rfind('/') + 1) + name;
+        if (exists(near))
+            return project(near);
+        for (const std::string& dir : quote_)
+            if (exists(dir + "/" + name))
+                return project(dir + "/" + name);
+    }
+    for (const std::string& dir : user_)
+        if (exists(dir + "/" + name))
+            return project(dir + "/" + name);
+    for (const std::string& dir : system_)
+        if (exists(dir + "/" + name))
+            return std::pair{canonicalPath(dir + "/" + name), true};
+    return std::nullopt; // in the compiler's own directories: a system header
+}
+
+std::vector<std::string> IncludeScanner::headersOf(const std::string& mainFile) {
+    std::vector<std::string> out;
+    std::unordered_set<std::string> seen{mainFile};
+    std::unordered_set<std::string> spellings;
+    // Depth first, as the preprocessor enters them: a header comes before what it includes.
+    std::vector<std::pair<std::string, size_t>> stack{{mainFile, 0}};
+    while (!stack.empty()) {
+        auto& [path, next] = stack.back();
+        const Scanned& file = scan(path);
+        if (next == file.includes.size()) {
+            stack.pop_back();
+            continue;
+        }
+        const auto [angled, name] = file.includes[next++];
+        const std::string includer = path;
+        std::optional<std::pair<std::string, bool>> found = resolve(includer, name, angled);
+        std::string spelling;
+        if (!found || found->second) {
+            spelling = angled ? "<" + name + ">" : "\"" + name + "\"";
+        } else if (!found->first.empty() && seen.insert(found->first).second &&
+                   scan(found->first).guarded) {
+            spelling = "\"" + found->first + "\"";
+            stack.emplace_back(found->first, 0);
+        }
+        if (!spelling.empty() && spellings.insert(spelling).second)
+            out.push_back(std::move(spelling));
+    }
     return out;
 }
 

@@ -42,6 +42,10 @@ struct PchManifest {
         /// Include-guarded: entered once. An unguarded file (stddef.h, stdarg.h, assert.h) is
         /// entered again at each #include, by the TU itself too.
         bool guarded = true;
+        /// Unguarded, but every #include of it is inside an inner guard (`#ifndef G`/`#define
+        /// G` ... `#endif`, after a preamble that includes nothing: glibc's bits/stat.h): only
+        /// its first entry includes anything, whichever entry that is (includesOnlyOnce()).
+        bool includesOnce = false;
         uint32_t node = 0; ///< its first entry, in `nodes`
     };
     std::vector<File> files;
@@ -133,6 +137,37 @@ struct Token {
 /// Identifiers of `text`, in order, outside comments, string and character literals (raw strings
 /// too) and the names of #include'd files; lexical only (#if 0 blocks count).
 std::vector<Token> scanIdentifiers(std::string_view text);
+
+/// True if every #include of `text` is inside an `#ifndef G` / `#define G` block that ends at its
+/// last directive, with no #else of its own, and no #include before it: entered again, the file
+/// includes nothing, though clang does not count it as include-guarded (a preamble before the
+/// guard, such as glibc's "Never include <bits/stat.h> directly" check).
+bool includesOnlyOnce(std::string_view text);
+
+/// Chooses a PCH's headers before any parse, from the text: the #includes a TU's main file and
+/// the project headers it reaches make outside any #if (a header's own include guard aside),
+/// resolved as clang would through the directory of the includer, -iquote, -I and -isystem.
+/// What resolves through the first three is a project header: followed, and named by real path
+/// if it is include-guarded (#pragma once, or #ifndef/#define around all of it). Anything else
+/// is a system header, named as spelled and not followed.
+class IncludeScanner {
+public:
+    explicit IncludeScanner(const CompileCommand& configuration);
+    /// As PchManifest::headers spells them, in the order the preprocessor would enter them.
+    std::vector<std::string> headersOf(const std::string& mainFile);
+
+private:
+    struct Scanned {
+        bool guarded = false;
+        std::vector<std::pair<bool, std::string>> includes; ///< (angled, name), unconditional
+    };
+    const Scanned& scan(const std::string& path);
+    /// (real path, found through -isystem), or nullopt: not found, a compiler directory's.
+    std::optional<std::pair<std::string, bool>> resolve(const std::string& includer,
+                                                        const std::string& name, bool angled);
+    std::vector<std::string> quote_, user_, system_;
+    std::unordered_map<std::string, Scanned> files_;
+};
 
 /// The configuration a PCH must match: the parse arguments and the language of the main file.
 /// TUs with the same key can share a PCH.

@@ -4,12 +4,14 @@
 #include "indexer/file_stamps.h"
 #include "indexer/pch.h"
 #include "indexer/probe_log.h"
+#include "indexer/usr.h"
 #include "store/encoding.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -35,6 +37,15 @@ public:
 private:
     CXString s_;
 };
+
+/// "the class definition Options": what a fallback's reason names.
+std::string describe(CXCursor cursor) {
+    std::string text = "the ";
+    text += String(clang_getCursorKindSpelling(clang_getCursorKind(cursor))).str();
+    if (clang_isCursorDefinition(cursor))
+        text += " definition";
+    return text + " " + String(clang_getCursorSpelling(cursor)).str();
+}
 
 struct FileIdHash {
     size_t operator()(const CXFileUniqueID& id) const {
@@ -351,14 +362,69 @@ public:
     }
 
     /// Against a PCH: what this TU extracts uses `target`; if it is in a file of the PCH, the TU
-    /// must include that file (checkPch).
+    /// must include that file (checkPch). Or, for a declaration that is not the definition,
+    /// include the file of the definition: the entity is the same (one USR) whichever of its
+    /// declarations the PCH's order made the one libclang names (`class Slice;` in
+    /// comparator.h, read before slice.h).
     void notePchUse(CXCursor target) {
-        CXFile file = nullptr;
-        clang_getFileLocation(clang_getCursorLocation(target), &file, nullptr, nullptr, nullptr);
-        if (const FileState* state = file ? fileState(file) : nullptr; state && state->pch) {
-            pchUsed_.resize(pch_->manifest.files.size());
-            pchUsed_[state->pchIndex] = 1;
+        const FileState* state = fileOfCursor(target);
+        if (!state || !state->pch || clang_getCursorKind(target) == CXCursor_Namespace)
+            return; // a namespace is one entity however many files open it
+        pchUsed_.resize(pch_->manifest.files.size(), clang_getNullCursor());
+        if (clang_isDeclaration(clang_getCursorKind(target)) && !clang_isCursorDefinition(target)) {
+            const CXCursor definition = clang_getCursorDefinition(target);
+            const FileState* where =
+                clang_Cursor_isNull(definition) ? nullptr : fileOfCursor(definition);
+            if (where && where != state) {
+                if (!where->pch)
+                    return; // in this TU's own files, which a plain parse reads too
+                const uint64_t key = uint64_t(state->pchIndex) << 32 | where->pchIndex;
+                if (pchUsedOrSeen_.insert(key).second)
+                    pchUsedOr_.push_back({state->pchIndex, where->pchIndex, target});
+                return;
+            }
         }
+        if (clang_Cursor_isNull(pchUsed_[state->pchIndex]))
+            pchUsed_[state->pchIndex] = target;
+    }
+
+    /// hash64 of stableUsr(usr): what the store keys a symbol by.
+    uint64_t stableHash(const char* usr) { return hash64(stableUsr(usr, usrScratch_)); }
+
+    /// Against a PCH: a reference at `loc` in this TU's own file `from` to the function `target`
+    /// in a file of the PCH; the earliest per file and PCH file. checkPch() looks whether a plain
+    /// parse would have read the file before it (or, for a declaration that is not the definition,
+    /// the definition's file).
+    void noteOrder(CXIdxLoc loc, const FileState* from, CXCursor target) {
+        // A function: a plain parse would have chosen among the overloads declared so far (a
+        // class or variable named before its declaration is an error, or the same entity).
+        if (!isFunctionLikeCursor(clang_getCursorKind(target)))
+            return;
+        const FileState* state = fileOfCursor(target);
+        if (!state || !state->pch || !from)
+            return;
+        uint32_t alternative = UINT32_MAX;
+        if (!clang_isCursorDefinition(target)) {
+            const CXCursor definition = clang_getCursorDefinition(target);
+            const FileState* where =
+                clang_Cursor_isNull(definition) ? nullptr : fileOfCursor(definition);
+            if (where && !where->pch)
+                return; // in this TU's own files: read where a plain parse reads it
+            if (where)
+                alternative = where->pchIndex;
+        }
+        unsigned offset = 0;
+        clang_indexLoc_getFileLocation(loc, nullptr, nullptr, nullptr, nullptr, &offset);
+        auto [it, inserted] = earliestUses_.try_emplace({from, state->pchIndex},
+                                                        EarliestUse{offset, alternative, target});
+        if (!inserted && offset < it->second.offset)
+            it->second = {offset, alternative, target};
+    }
+
+    FileState* fileOfCursor(CXCursor cursor) {
+        CXFile file = nullptr;
+        clang_getFileLocation(clang_getCursorLocation(cursor), &file, nullptr, nullptr, nullptr);
+        return file ? fileState(file) : nullptr;
     }
 
     /// Building: the include graph by entry (PchManifest::nodes), from the #includes in
@@ -423,9 +489,9 @@ public:
         if (building_)
             addEntry(includer, state);
         if (!pch_ && includer && !building_)
-            candidates_.push_back(
-                {includer, state,
-                 info->isAngled ? std::string("<") + info->filename + ">" : std::string()});
+            candidates_.push_back({includer, state,
+                                   info->isAngled ? std::string("<") + info->filename + ">"
+                                                  : std::string("\"") + info->filename + "\""});
         return state;
     }
 
@@ -490,7 +556,7 @@ public:
         // libclang reports declarations in token order: the first of a namespace is the one
         // clang (and clangd's go-to-definition) calls canonical in this TU.
         if (kind == SymbolKind::Namespace && state) {
-            const uint64_t usrHash = hash64(entity->USR);
+            const uint64_t usrHash = stableHash(entity->USR);
             if (namespacesSeen_.insert(usrHash).second) {
                 record_.namespaceStarts.push_back({usrHash, state->path, pos});
                 namespaceStartFiles_.push_back({state->file, spelledName(info, entity)});
@@ -503,7 +569,7 @@ public:
         if (local && inSystemHeader(info->loc))
             return;
         Symbol& symbol = out->symbols.emplace_back();
-        symbol.usr = entity->USR;
+        symbol.usr = stableUsr(entity->USR, usrScratch_);
         symbol.name = spelledName(info, entity);
         // A local's name is its own (clangd's hover says `x`, not `f::x`).
         symbol.qualifiedName = !qualifiedName.empty() ? std::move(qualifiedName)
@@ -574,7 +640,7 @@ public:
                 IndexedFile* out = output(state);
                 if (!out)
                     return;
-                out->references.push_back({hash64(base->USR), pos, kRoleBase, subject});
+                out->references.push_back({stableHash(base->USR), pos, kRoleBase, subject});
             }
         }
         if (info->isRedeclaration || !isFunctionLike(symbolKind(info->entityInfo->kind)))
@@ -587,7 +653,7 @@ public:
             if (!*usr.c_str())
                 continue;
             if (IndexedFile* out = output(state))
-                out->references.push_back({hash64(usr.c_str()), at, kRoleOverride, subject});
+                out->references.push_back({stableHash(usr.c_str()), at, kRoleOverride, subject});
         }
         if (overridden)
             clang_disposeOverriddenCursors(overridden);
@@ -602,13 +668,15 @@ public:
         IndexedFile* out = output(state);
         if (!out)
             return;
-        if (pch_)
+        if (pch_) {
             notePchUse(entity->cursor);
+            noteOrder(info->loc, state, entity->cursor);
+        }
         if (entity->kind == CXIdxEntity_Variable && inSystemHeader(info->loc) &&
             isLocal(entity->cursor))
             return; // as their declarations (declaration())
         Reference& ref = out->references.emplace_back();
-        ref.usrHash = hash64(entity->USR);
+        ref.usrHash = stableHash(entity->USR);
         ref.location = pos;
         ref.roles =
             uint16_t(info->role) | (info->kind == CXIdxEntityRef_Implicit ? kRoleImplicit : 0);
@@ -628,14 +696,14 @@ public:
             if (c.data[0] != lastContainer_) {
                 lastContainer_ = c.data[0];
                 String usr(clang_getCursorUSR(c));
-                lastContainerHash_ = *usr.c_str() ? hash64(usr.c_str()) : 0;
+                lastContainerHash_ = *usr.c_str() ? stableHash(usr.c_str()) : 0;
             }
             if (lastContainerHash_)
                 return lastContainerHash_;
         }
         // libclang has the parent's USR at hand for every reference: hashing it is the cost.
         const CXIdxEntityInfo* parent = info->parentEntity;
-        return parent && parent->USR && *parent->USR ? hash64(parent->USR) : 0;
+        return parent && parent->USR && *parent->USR ? stableHash(parent->USR) : 0;
     }
 
     /// A diagnostic counts in the file it is in: the main file's (and the command line's) in the
@@ -787,9 +855,10 @@ public:
     }
 
     /// PchReport::systemIncludes of a plain parse, in the order first included, include-guarded
-    /// headers only: the system headers its own (non-system) files include with <...>, as
-    /// spelled; and the project headers its main file includes, by real path (a PCH's source
-    /// is elsewhere: a name would not find them from there).
+    /// headers only, that its own (non-system) files include: system headers as spelled (one
+    /// with quotes only if the includer's directory has no such file, where the PCH's source
+    /// would not look), project headers by real path (a PCH's source is elsewhere: a name would
+    /// not find them from there).
     std::vector<std::string> systemIncludes(CXTranslationUnit tu) const {
         std::vector<std::string> out;
         std::unordered_set<std::string> seen;
@@ -800,10 +869,21 @@ public:
             if (!clang_isFileMultipleIncludeGuarded(tu, c.file->file) || isSystem(c.includer))
                 continue;
             std::string spelling;
-            if (isSystem(c.file))
-                spelling = c.spelling;
-            else if (c.includer->path == command_.file && c.file->path != command_.file)
+            if (isSystem(c.file)) {
+                std::error_code error;
+                const std::string name = c.spelling.substr(1, c.spelling.size() - 2);
+                if (c.spelling.front() == '<' ||
+                    !std::filesystem::exists(
+                        std::filesystem::path(c.includer->path).parent_path() / name, error))
+                    spelling = c.spelling;
+            } else if (c.file->path != command_.file &&
+                       std::filesystem::path(c.file->path).filename() ==
+                           std::filesystem::path(c.spelling.substr(1, c.spelling.size() - 2))
+                               .filename()) {
+                // By real path; not one reached through a symlink of another name, whose macros'
+                // USRs would name the other file.
                 spelling = "\"" + c.file->path + "\"";
+            }
             if (spelling.empty() || !seen.insert(spelling).second)
                 continue;
             out.push_back(spelling);
@@ -822,13 +902,17 @@ public:
         std::vector<uint32_t> inclusion(m.files.size(), UINT32_MAX);
         std::vector<char> visited(m.nodes.size(), 0);
         std::vector<uint32_t> enteredAgain;
+        // One that includes only once (PchManifest::File::includesOnce) is followed as a guarded
+        // one: a plain parse's first entry, wherever it is, includes what the PCH's first did.
+        auto once = [&](uint32_t f) { return m.files[f].guarded || m.files[f].includesOnce; };
         for (const auto& [seq, index] : pchReached_) {
-            if (!m.files[index].guarded) {
+            if (!once(index)) {
                 // Entered again here by this TU itself, after the PCH: with the PCH's history.
                 inclusion[index] = std::min(inclusion[index], seq);
                 enteredAgain.push_back(index);
                 continue;
             }
+            inclusion[index] = std::min(inclusion[index], seq);
             std::vector<uint32_t> stack{m.files[index].node};
             while (!stack.empty()) {
                 const uint32_t n = stack.back();
@@ -837,11 +921,11 @@ public:
                     continue;
                 visited[n] = 1;
                 const uint32_t f = m.nodes[n].file;
-                if (!m.files[f].guarded && m.files[f].node != n)
+                if (!once(f) && m.files[f].node != n)
                     enteredAgain.push_back(f);
                 inclusion[f] = std::min(inclusion[f], seq);
                 stack.insert(stack.end(), m.nodes[n].children.begin(), m.nodes[n].children.end());
-                if (m.files[f].guarded && m.files[f].node != n)
+                if (once(f) && m.files[f].node != n)
                     stack.push_back(m.files[f].node);
             }
         }
@@ -861,8 +945,31 @@ public:
         // A file of the PCH this TU does not include is only a file too many if nothing it
         // extracts uses a declaration or macro of it: a plain parse would not have seen them.
         for (uint32_t f = 0; f < pchUsed_.size(); ++f)
-            if (pchUsed_[f] && inclusion[f] == UINT32_MAX)
-                return PchReport{PchMode::Incomplete, m.files[f].path, {}, {}};
+            if (!clang_Cursor_isNull(pchUsed_[f]) && inclusion[f] == UINT32_MAX)
+                return PchReport{PchMode::Incomplete,
+                                 m.files[f].path + " (for " + describe(pchUsed_[f]) + ")",
+                                 {},
+                                 {}};
+        for (const auto& [f, definition, cursor] : pchUsedOr_)
+            if (inclusion[f] == UINT32_MAX && inclusion[definition] == UINT32_MAX)
+                return PchReport{PchMode::Incomplete,
+                                 m.files[f].path + " (for " + describe(cursor) + ")",
+                                 {},
+                                 {}};
+        // Order: what the TU's own files use of the PCH, a plain parse would have read before.
+        for (const auto& [where, use] : earliestUses_) {
+            const uint32_t at = seqAt(where.first, use.offset);
+            const uint32_t file = where.second;
+            if (inclusion[file] == UINT32_MAX || at >= inclusion[file] ||
+                (use.alternative != UINT32_MAX && at >= inclusion[use.alternative]))
+                continue;
+            return PchReport{PchMode::Order,
+                             describe(use.target) + " in " + m.files[file].path + ", used in " +
+                                 where.first->path + " at offset " + std::to_string(use.offset) +
+                                 " before it would have been included",
+                             {},
+                             {}};
+        }
         // Macros: a name this TU defines (or undefines) before a PCH file that uses it would have
         // come, or a macro of the PCH it uses before the file defining it would have come.
         auto fallback = [](const std::string& what, const std::string& name, const FileState* in,
@@ -1090,6 +1197,8 @@ public:
             m.files[f].guarded = clang_isFileMultipleIncludeGuarded(tu, state->file);
             if (!data)
                 continue;
+            m.files[f].includesOnce =
+                !m.files[f].guarded && includesOnlyOnce(std::string_view(data, size));
             for (const Token& token : scanIdentifiers(std::string_view(data, size))) {
                 const uint8_t kind = token.kind == 'd'   ? PchManifest::kDefine
                                      : token.kind == 'u' ? PchManifest::kUndef
@@ -1444,7 +1553,23 @@ private:
     };
     std::vector<Candidate> candidates_; ///< <...> includes: PchReport::systemIncludes
     bool macrosVisited_ = false;        ///< macros() read the preprocessing record
-    std::vector<char> pchUsed_; ///< [PCH file]: what this TU extracts uses a declaration in it
+    /// [PCH file]: the first declaration in it that what this TU extracts uses, or null
+    std::vector<CXCursor> pchUsed_;
+    /// Declarations in a PCH file that are not the definition, which is in another PCH file:
+    /// (file, the definition's file, the declaration); the TU must include one of the two.
+    struct UsedEither {
+        uint32_t file, definitionFile;
+        CXCursor declaration;
+    };
+    std::vector<UsedEither> pchUsedOr_;
+    std::string usrScratch_; ///< stableUsr()
+    struct EarliestUse {
+        uint32_t offset;
+        uint32_t alternative; ///< the PCH file of the definition, or UINT32_MAX
+        CXCursor target;
+    };
+    std::map<std::pair<const FileState*, uint32_t>, EarliestUse> earliestUses_; ///< noteOrder()
+    std::unordered_set<uint64_t> pchUsedOrSeen_; ///< (file << 32 | definition file)
     /// Against a PCH: the macro definitions of this TU's own files that took effect.
     struct OwnDefinition {
         const FileState* state;
@@ -1619,6 +1744,8 @@ std::string_view pchModeName(PchMode mode) {
         return "includes less than the PCH";
     case PchMode::Macros:
         return "macros meet the PCH's";
+    case PchMode::Order:
+        return "declarations meet the PCH's in another order";
     case PchMode::Unusable:
         return "PCH unusable";
     case PchMode::Built:

@@ -79,11 +79,12 @@ enum class PchMode : uint8_t {
     Owner,       ///< parsed plain: it owns a file of the PCH, which it must extract
     Incomplete,  ///< parsed plain: it does not include every file of the PCH
     Macros,      ///< parsed plain: a macro of its own would meet the PCH's in another order
+    Order,       ///< parsed plain: its own code would read the PCH's declarations in another order
     Unusable,    ///< parsed plain: the PCH or its manifest could not be read
     Built,       ///< a PCH was built (no TU was parsed)
     BuildFailed, ///< a PCH could not be built
 };
-inline constexpr int kPchModes = 8;
+inline constexpr int kPchModes = 9;
 std::string_view pchModeName(PchMode mode);
 
 /// What a parse tells the run about precompiled prefixes.
