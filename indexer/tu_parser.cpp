@@ -391,6 +391,23 @@ public:
     /// hash64 of stableUsr(usr): what the store keys a symbol by.
     uint64_t stableHash(const char* usr) { return hash64(stableUsr(usr, usrScratch_)); }
 
+    /// What a reference to `entity` is to: the entity, but a class template's partial
+    /// specialization counts as the template. libclang names the partial specialization only
+    /// once the TU has instantiated it from there (`std::function<void()>` after another use of
+    /// that type, or a PCH's), the template before: the answer would depend on what the parse
+    /// read before. A partial specialization cannot be named otherwise.
+    uint64_t targetHash(const CXIdxEntityInfo& entity) {
+        if (clang_getCursorKind(entity.cursor) == CXCursor_ClassTemplatePartialSpecialization) {
+            const CXCursor primary = clang_getSpecializedCursorTemplate(entity.cursor);
+            if (!clang_Cursor_isNull(primary)) {
+                String usr(clang_getCursorUSR(primary));
+                if (*usr.c_str())
+                    return stableHash(usr.c_str());
+            }
+        }
+        return stableHash(entity.USR);
+    }
+
     /// Against a PCH: a reference at `loc` in this TU's own file `from` to the function `target`
     /// in a file of the PCH; the earliest per file and PCH file. checkPch() looks whether a plain
     /// parse would have read the file before it (or, for a declaration that is not the definition,
@@ -640,7 +657,7 @@ public:
                 IndexedFile* out = output(state);
                 if (!out)
                     return;
-                out->references.push_back({stableHash(base->USR), pos, kRoleBase, subject});
+                out->references.push_back({targetHash(*base), pos, kRoleBase, subject});
             }
         }
         if (info->isRedeclaration || !isFunctionLike(symbolKind(info->entityInfo->kind)))
@@ -676,7 +693,7 @@ public:
             isLocal(entity->cursor))
             return; // as their declarations (declaration())
         Reference& ref = out->references.emplace_back();
-        ref.usrHash = stableHash(entity->USR);
+        ref.usrHash = targetHash(*entity);
         ref.location = pos;
         ref.roles =
             uint16_t(info->role) | (info->kind == CXIdxEntityRef_Implicit ? kRoleImplicit : 0);
@@ -1474,6 +1491,15 @@ private:
             Position pos;
             if (fileOf(clang_getTokenLocation(tu, tokens[t]), &pos) != state)
                 continue;
+            // Not the compiler's predefined macros (__GNUC__): a parse against a PCH does not
+            // have their definitions, and the store none either.
+            if (!fromPch) {
+                CXFile defined = nullptr;
+                clang_getFileLocation(clang_getCursorLocation(used->second), &defined, nullptr,
+                                      nullptr, nullptr);
+                if (!defined)
+                    continue;
+            }
             const std::string usr =
                 fromPch ? fromPch->usr : String(clang_getCursorUSR(used->second)).str();
             if (!usr.empty())
