@@ -334,3 +334,20 @@ TEST_CASE("USRs of dependent names read the same whatever the parse met first", 
         "rebind<type-parameter-0-0>:::other#";
     CHECK(stableUsr(canonical, a) == canonical);
 }
+
+TEST_CASE("a reference to a class template instantiated from a partial specialization is to the "
+          "template, before and after the first instantiation",
+          "[index][pch]") {
+    Tree tree;
+    tree.sources.clear();
+    tree.write("sys/fn.h", "#ifndef FN_H\n#define FN_H\ntemplate <typename S> class Fn;\n"
+                           "template <typename R, typename... A> class Fn<R(A...)> { R (*p)(A...); "
+                           "};\n#endif\n");
+    tree.add("src/use.cc", "#include <fn.h>\nFn<void(int)> first;\nFn<void(int)> second;\n");
+    tree.index(".off", PchPolicy::Off, Isolation::InProcess);
+    const std::string& dump = tree.dumps[".off"];
+    // Both references (the second after `first` instantiated it) name the template.
+    CHECK(dump.find("src/use.cc:2:1: reference -> Fn in first\n") != std::string::npos);
+    CHECK(dump.find("src/use.cc:3:1: reference -> Fn in second\n") != std::string::npos);
+    CHECK(dump.find("reference -> Fn<R (A...)>") == std::string::npos);
+}
