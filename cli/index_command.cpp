@@ -300,9 +300,9 @@ int runIndex(const QStringList& args) {
         "them, every page full."));
     parser.addOption(QCommandLineOption(
         "pch",
-        "auto (default): the system headers most TUs of a configuration include are parsed once "
-        "into a precompiled header kept in the store, and TUs that lose nothing by it are parsed "
-        "against it (docs/pch.md); off: every TU parsed whole.",
+        "auto (default): the headers at least half the TUs of a configuration include are parsed "
+        "once into a precompiled header kept in the store, and TUs that lose nothing by it are "
+        "parsed against it (docs/pch.md); off: every TU parsed whole.",
         "MODE"));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
