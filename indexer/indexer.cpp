@@ -132,7 +132,7 @@ IndexProgress Indexer::progress() const {
 }
 
 /// A configuration's PCH in a run (indexer/pch.h): its headers chosen from the text of the TUs,
-/// or kept from the PCH it replaces, or from the first plain parses.
+/// or, where that chose none or did not build, from the first plain parses.
 struct Indexer::PchGroup {
     std::mutex mu;
     /// Planned: its headers are chosen (`planned`) and its group's next parse builds it;

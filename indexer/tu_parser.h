@@ -92,8 +92,9 @@ struct PchReport {
     PchMode mode = PchMode::None;
     /// Why a parse fell back (the file, header or macro), or why a build failed.
     std::string detail;
-    /// A plain parse: the system headers its own files include with <...>, as spelled, in the
-    /// order first included, include-guarded ones only: what a PCH for its configuration may hold.
+    /// A plain parse: the include-guarded headers its own files include, in the order first
+    /// included (system headers as spelled, project headers by real path): what a PCH for its
+    /// configuration may hold when the text chose nothing.
     std::vector<std::string> systemIncludes;
     /// A build: the encoded PchManifest (the absent paths are added by the caller).
     std::string manifest;
