@@ -540,8 +540,11 @@ TEST_CASE("daemon: a client that never reads blocks no one", "[daemon]") {
               Strings{"src/main.cpp:2:11-2:17"});
         CHECK(std::chrono::steady_clock::now() - start < 2s);
     }
-    stalled.reset(); // the writer's send fails or finishes once the socket is gone
+    // Wakes the writer's blocked send (it fails); the client is destroyed only once no thread
+    // uses it.
+    ::shutdown(stalled->fd(), SHUT_RDWR);
     writer.join();
+    stalled.reset();
     CHECK(client->call("symdex/status").toObject()["connections"].toInt() >= 1);
 }
 
