@@ -256,6 +256,8 @@ int runStats(const QStringList& args) {
     QCommandLineParser parser;
     parser.addOption(
         QCommandLineOption("errors", "List the TUs that had errors, failed or crashed."));
+    parser.addOption(QCommandLineOption(
+        "slowest", "List the N TUs whose last parse took longest, with its wall time.", "N"));
     addJsonOption(parser);
     addStoreOption(parser);
     if (!parseCommandLine(parser, args, "Print what the store holds."))
@@ -280,6 +282,22 @@ int runStats(const QStringList& args) {
         });
         std::sort(headers.begin(), headers.end(),
                   [](const FileRecord& a, const FileRecord& b) { return a.path < b.path; });
+    }
+    std::vector<std::pair<std::string, uint32_t>> slowest; // path, parse milliseconds
+    if (parser.isSet("slowest")) {
+        bool ok = false;
+        const int n = parser.value("slowest").toInt(&ok);
+        if (!ok || n < 1)
+            throw UsageError{"--slowest takes a positive number, not '" +
+                             parser.value("slowest").toStdString() + "'"};
+        snapshot.forEachTu([&](const std::string& path, const TuRecord& tu) {
+            slowest.emplace_back(path, tu.parseMillis);
+        });
+        std::sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) {
+            return a.second != b.second ? a.second > b.second : a.first < b.first;
+        });
+        if (slowest.size() > size_t(n))
+            slowest.resize(size_t(n));
     }
     if (parser.isSet("json")) {
         QJsonObject o;
@@ -309,6 +327,12 @@ int runStats(const QStringList& args) {
                                                 {"firstError", qs(f.firstError)}});
             o["headersWithErrors"] = headerErrors;
         }
+        if (parser.isSet("slowest")) {
+            QJsonArray tus;
+            for (const auto& [path, millis] : slowest)
+                tus.append(QJsonObject{{"path", qs(path)}, {"parseMillis", qint64(millis)}});
+            o["slowestTus"] = tus;
+        }
         printJson(QJsonDocument(o));
         return kExitOk;
     }
@@ -328,6 +352,8 @@ int runStats(const QStringList& args) {
     for (const FileRecord& f : headers)
         std::printf("%s: header, %u errors; first: %s\n", displayPath(f.path).c_str(), f.errorCount,
                     f.firstError.c_str());
+    for (const auto& [path, millis] : slowest)
+        std::printf("%8.2f s  %s\n", millis / 1000.0, displayPath(path).c_str());
     return kExitOk;
 }
 

@@ -8,9 +8,13 @@
 #include "store/symbol_store.h"
 #include "test_util.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <sstream>
 #include <unistd.h>
 
 using namespace symdex;
@@ -161,4 +165,42 @@ TEST_CASE("query commands print the same from the in-memory store as from LMDB",
     Printed none = t.run(cli::runDef, "def", {"no_such_symbol"});
     CHECK(none.rc == cli::kExitNotFound);
     CHECK(none.out.empty());
+}
+
+TEST_CASE("stats --slowest lists the TUs whose last parse took longest, slowest first", "[cli]") {
+    Trees t;
+    const QString store = QString::fromStdString(t.dir / ".symdex");
+    const Printed text = capture([&] {
+        return cli::runStats({"symdex stats", "--slowest", "2", "--store", store});
+    });
+    CHECK(text.rc == cli::kExitOk);
+    // Three lines of figures, then the two TUs: "   S.SS s  PATH".
+    std::vector<std::string> lines;
+    std::istringstream in(text.out);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    REQUIRE(lines.size() == 5);
+    std::vector<double> seconds;
+    for (size_t i = 3; i < 5; ++i) {
+        INFO(lines[i]);
+        CHECK(lines[i].find(" s  ") != std::string::npos);
+        CHECK(lines[i].ends_with(".cpp"));
+        seconds.push_back(std::stod(lines[i]));
+    }
+    CHECK(seconds[0] >= seconds[1]);
+
+    const Printed json = capture([&] {
+        return cli::runStats({"symdex stats", "--slowest", "9", "--json", "--store", store});
+    });
+    const QJsonArray tus = QJsonDocument::fromJson(QByteArray::fromStdString(json.out))
+                               .object()["slowestTus"]
+                               .toArray();
+    REQUIRE(tus.size() == 4); // every TU there is, no more
+    for (qsizetype i = 1; i < tus.size(); ++i)
+        CHECK(tus[i - 1].toObject()["parseMillis"].toInteger() >=
+              tus[i].toObject()["parseMillis"].toInteger());
+    CHECK(tus[0].toObject()["path"].toString().endsWith(".cpp"));
+
+    CHECK_THROWS_AS(cli::runStats({"symdex stats", "--slowest", "0", "--store", store}),
+                    cli::UsageError);
 }
