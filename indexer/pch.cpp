@@ -616,6 +616,8 @@ uint64_t pchGroupKey(const CompileCommand& command) {
     all.push_back('\0');
     all += command.directory;
     for (const std::string& arg : command.arguments) {
+        if (arg == "-w" || (arg.starts_with("-W") && !arg.starts_with("-Wp,")))
+            continue;
         all.push_back('\0');
         all += arg;
     }

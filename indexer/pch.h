@@ -170,7 +170,9 @@ private:
 };
 
 /// The configuration a PCH must match: the parse arguments and the language of the main file.
-/// TUs with the same key can share a PCH.
+/// TUs with the same key can share a PCH. Warning options (-W..., -w, except -Wp, which passes
+/// preprocessor options) are left out: they change what is diagnosed, not what is parsed, and
+/// clang does not check them when it loads a PCH.
 uint64_t pchGroupKey(const CompileCommand& command);
 
 /// "c-header" or "c++-header" for the language `command` parses its main file in; empty for

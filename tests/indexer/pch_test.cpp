@@ -10,6 +10,9 @@
 #include "store/symbol_store.h"
 #include "test_util.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -72,6 +75,24 @@ struct Tree {
     IndexSummary index(const std::string& store, PchPolicy pch, Isolation isolation,
                        bool force = false) {
         test::writeCompileDb(dir.path(), sources, {"-std=c++17", "-isystem", dir / "sys"});
+        if (warnings) { // each TU its own warning options, as build systems write them per target
+            QJsonArray entries;
+            for (size_t i = 0; i < sources.size(); ++i) {
+                QJsonArray args{"c++", "-std=c++17", "-isystem",
+                                QString::fromStdString(dir / "sys")};
+                for (const char* flag : i % 3 == 0   ? std::vector<const char*>{"-Wall", "-Wextra"}
+                                        : i % 3 == 1 ? std::vector<const char*>{"-w"}
+                                                     : std::vector<const char*>{"-Wno-unused"})
+                    args.append(flag);
+                args.append("-c");
+                args.append(QString::fromStdString(sources[i]));
+                entries.append(QJsonObject{{"directory", QString::fromStdString(dir.path())},
+                                           {"file", QString::fromStdString(sources[i])},
+                                           {"arguments", args}});
+            }
+            test::writeFile(dir / "compile_commands.json",
+                            QJsonDocument(entries).toJson().toStdString());
+        }
         StoreOptions storeOptions;
         storeOptions.directory = dir.path() / store;
         auto opened = SymbolStore::open(storeOptions);
@@ -100,6 +121,7 @@ struct Tree {
     }
 
     std::map<std::string, std::string> dumps;
+    bool warnings = false; ///< give the TUs different warning options
 };
 
 Isolation isolationNamed(const std::string& name) {
@@ -141,6 +163,28 @@ TEST_CASE("TUs are parsed against a shared PCH where that changes nothing, and t
     CHECK(modes(again, PchMode::Incomplete) == 1);
     CHECK(modes(again, PchMode::Used) + modes(again, PchMode::Owner) == 8);
     CHECK(modes(again, PchMode::Used) >= 6);
+}
+
+TEST_CASE("TUs whose commands differ only in warning options share one PCH", "[index][pch]") {
+    Tree tree;
+    tree.warnings = true;
+    tree.index(".off", PchPolicy::Off, Isolation::Process);
+    const IndexSummary on = tree.index(".on", PchPolicy::Auto, Isolation::Process);
+    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+    // Three configurations of three or four TUs each would build no PCH at all.
+    CHECK(modes(on, PchMode::Built) == 1);
+    const IndexSummary again = tree.index(".on", PchPolicy::Auto, Isolation::Process, true);
+    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+    CHECK(modes(again, PchMode::Used) >= 6);
+
+    // What a PCH must match stays in the key: defines, and preprocessor options passed by -Wp,.
+    CompileCommand a{"/p/a.cc", "/p", {"c++", "-std=c++17", "-Wall"}};
+    CompileCommand b{"/p/b.cc", "/p", {"c++", "-Wno-unused", "-std=c++17", "-w"}};
+    CHECK(pchGroupKey(a) == pchGroupKey(b));
+    b.arguments.push_back("-DWIDE");
+    CHECK(pchGroupKey(a) != pchGroupKey(b));
+    b.arguments.back() = "-Wp,-DWIDE";
+    CHECK(pchGroupKey(a) != pchGroupKey(b));
 }
 
 TEST_CASE("editing a header the PCH holds re-parses its TUs against a rebuilt PCH, and removes "
