@@ -30,6 +30,7 @@ const Command kCommands[] = {
     {"stats", "what the store holds", runStats},
     {"lsp", "language server on stdio for editors (bridges to symdexd)", runLsp},
     {"dump", "everything in the store, canonically ordered (to diff stores)", runDump},
+    {"merge", "merge the stores of the shards of an index (index --shard K/N)", runMerge},
     {"bench", "thread-scaling benchmark: time, CPU, locks, query latency", runBench},
 };
 

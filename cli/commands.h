@@ -27,6 +27,8 @@ int runShow(const QStringList& args, const OpenBackend& open = openQueryBackend)
 int runStats(const QStringList& args);
 int runLsp(const QStringList& args);
 int runDump(const QStringList& args);
+/// `symdex merge`: the shards' stores of `symdex index --shard K/N` into one.
+int runMerge(const QStringList& args);
 /// Runs symdex-bench (beside this binary) with the arguments: the benchmark is a program of its
 /// own, so that symdex does not link the chart's Qt Gui and Svg.
 int runBench(const QStringList& args);

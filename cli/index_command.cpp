@@ -3,6 +3,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "indexer/indexer.h"
+#include "indexer/shards.h"
 #include "indexer/tu_parser.h"
 #include "store/lmdb.h"
 
@@ -12,6 +13,7 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -304,6 +306,18 @@ int runIndex(const QStringList& args) {
         "once into a precompiled header kept in the store, and TUs that lose nothing by it are "
         "parsed against it (docs/pch.md); off: every TU parsed whole.",
         "MODE"));
+    parser.addOption(QCommandLineOption(
+        "shard",
+        "Index shard K of N (0 <= K < N) of the compilation database into the store: a "
+        "deterministic share, for `symdex merge` to combine with the other shards' stores "
+        "(docs/shards.md).",
+        "K/N"));
+    parser.addOption(QCommandLineOption(
+        "balance-from",
+        "With --shard: balance the shards by the parse times the store DIR recorded (a merged "
+        "store of an earlier run), and keep its split where that stays balanced. Every shard "
+        "must be given the same. Without it, by main file size.",
+        "DIR"));
     parser.addOption(QCommandLineOption({"q", "quiet"}, "No progress output."));
     addStoreOption(parser);
     if (!parseCommandLine(parser, args,
@@ -312,7 +326,16 @@ int runIndex(const QStringList& args) {
     if (!parser.positionalArguments().isEmpty())
         throw UsageError{"index takes no positional arguments (use -p BUILD)"};
 
-    const CompileDatabase db = loadDatabase(parser);
+    CompileDatabase db = loadDatabase(parser);
+    std::optional<ShardSpec> shard;
+    if (parser.isSet("shard")) {
+        shard = parseShardSpec(parser.value("shard").toStdString());
+        if (!shard)
+            throw UsageError{"--shard needs K/N with 0 <= K < N <= " + std::to_string(kMaxShards) +
+                             ", not '" + parser.value("shard").toStdString() + "'"};
+    } else if (parser.isSet("balance-from")) {
+        throw UsageError{"--balance-from goes with --shard"};
+    }
     IndexOptions options;
     if (parser.isSet("threads"))
         options.threads = parseThreadCount(parser.value("threads"));
@@ -372,6 +395,32 @@ int runIndex(const QStringList& args) {
                              store->directory().string() + "' keeps its " + std::to_string(tus) +
                              " TUs (pass --prune-empty to remove them)"};
     }
+    std::optional<ShardManifest> manifest;
+    if (shard) {
+        // The whole database decides the split and every TU's rank; this store gets its share.
+        std::unique_ptr<SymbolStore> balance;
+        if (parser.isSet("balance-from")) {
+            StoreOptions from;
+            from.directory = parser.value("balance-from").toStdString();
+            from.readOnly = true;
+            if (!std::filesystem::exists(from.directory / "data.mdb"))
+                throw UsageError{"--balance-from: '" + from.directory.string() +
+                                 "' holds no store"};
+            balance = SymbolStore::open(from);
+        }
+        ShardPlan plan = planShard(db, *shard, balance.get());
+        if (!parser.isSet("quiet"))
+            std::fprintf(stderr, "shard %u/%u: %zu of %u TUs%s\n", shard->index, shard->count,
+                         plan.share.commands.size(), plan.manifest.tusInDatabase,
+                         plan.kept ? " (the split of --balance-from kept)" : "");
+        db = std::move(plan.share);
+        manifest = std::move(plan.manifest);
+        // Until the run ends, the store says it is unfinished: a merge refuses it.
+        StoreEdit running;
+        running.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(*manifest));
+        store->apply(std::move(running));
+        store->flush();
+    }
     const bool fromEmpty = store->stats().files == 0;
     options.pchDirectory = (store->directory() / "pch").string();
     Indexer indexer(*store, options);
@@ -379,6 +428,13 @@ int runIndex(const QStringList& args) {
     {
         ProgressReporter progress(indexer, !parser.isSet("quiet"));
         summary = indexer.run(db);
+    }
+    if (manifest && !summary.cancelled) {
+        manifest->runId = newShardRunId();
+        StoreEdit done;
+        done.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(*manifest));
+        store->apply(std::move(done));
+        store->flush();
     }
     // After a run that wrote much (a cold index above all), LMDB's file holds the pages the
     // last commits freed and pages split at random inserts, two-thirds full; rewritten, it is

@@ -36,6 +36,7 @@ struct MemoryStore::State {
     std::map<uint32_t, std::shared_ptr<const MemoryFile>> files;
     std::map<uint32_t, TuRecord> tus; ///< by the main file's id
     std::map<uint32_t, std::string> absent;
+    std::map<std::string, std::string> meta; ///< StoreEdit::setMeta
     std::map<std::string, uint32_t> absentIds;
     uint32_t nextFileId = 1;
     uint32_t nextAbsentId = 1;
@@ -159,6 +160,8 @@ struct MemoryStore::State {
                 ids.erase(path);
             }
         }
+        for (const auto& [key, value] : edit.setMeta)
+            meta[key] = value;
         for (const FileRecord& stamp : edit.touchFiles) {
             const uint32_t id = fileId(stamp.path, false);
             if (!id)
@@ -221,6 +224,11 @@ public:
     void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) override {
         for (const auto& [id, path] : s_->absent)
             fn(id, path);
+    }
+
+    std::optional<std::string> metaValue(const std::string& key) override {
+        auto found = s_->meta.find(key);
+        return found == s_->meta.end() ? std::nullopt : std::optional(found->second);
     }
 
     void forEachNameKey(std::string_view prefix,

@@ -33,6 +33,10 @@ void StoreSnapshot::forEachAbsentPath(
     view_->forEachAbsentPath(fn);
 }
 
+std::optional<std::string> StoreSnapshot::metaValue(const std::string& key) const {
+    return view_->metaValue(key);
+}
+
 std::vector<SymbolHit> StoreSnapshot::occurrences(uint64_t usrHash) const {
     std::vector<SymbolHit> hits;
     view_->forEachOccurrence(usrHash, [&](Symbol&& symbol, const std::string& path) {

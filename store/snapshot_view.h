@@ -16,6 +16,7 @@ public:
     virtual std::optional<TuRecord> tu(const std::string& mainFile) = 0;
     virtual void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) = 0;
     virtual void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) = 0;
+    virtual std::optional<std::string> metaValue(const std::string& key) = 0;
 
     /// Every name key (nameKey(), store/name_search.h) of a declaration that starts with
     /// `prefix`, in any order (a key may come more than once), until fn returns false.

@@ -71,6 +71,9 @@ struct StoreEdit {
     std::vector<FileRecord> touchFiles;
     /// Absent paths no TU refers to any more.
     std::vector<std::string> removeAbsentPaths;
+    /// Entries of the store's metadata to write (key, value): what a shard's or a merge's run
+    /// records about itself (indexer/shards.h). The key "format" is the store's own.
+    std::vector<std::pair<std::string, std::string>> setMeta;
 };
 
 /// A symbol occurrence with the file that holds it.
@@ -165,6 +168,8 @@ public:
     void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
     /// Calls `fn` for every entry of the table of absent paths (TuRecord::absentIds).
     void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
+    /// An entry of the store's metadata (StoreEdit::setMeta); nullopt if it has none.
+    std::optional<std::string> metaValue(const std::string& key) const;
 
     /// Symbols whose name matches `pattern` (matchName(), store/name_index.h): exact matches
     /// first, then prefixes, word starts ("glps" for GetLengthPrefixedSlice) and substrings;

@@ -216,6 +216,9 @@ public:
                 txn_.del(s_.absentPaths, path);
             }
         }
+        for (const auto& [key, value] : edit.setMeta)
+            if (key != "format")
+                txn_.put(s_.meta, key, value);
     }
 
     static constexpr uint64_t kRemoved = 0;

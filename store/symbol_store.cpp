@@ -667,6 +667,11 @@ public:
         }
     }
 
+    std::optional<std::string> metaValue(const std::string& key) override {
+        auto bytes = txn().get(s_.meta, key);
+        return bytes ? std::optional<std::string>(*bytes) : std::nullopt;
+    }
+
     void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) override {
         lmdb::Cursor cursor(txn(), s_.absent);
         std::string_view k, v;

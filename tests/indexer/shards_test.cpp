@@ -1,0 +1,337 @@
+// Indexing in shards and merging them (issue 14, indexer/shards.h): the merged store is the store
+// one machine indexing the whole database writes, after a clean run and after shards ran again;
+// a merge refuses shards that do not make one index.
+#include "indexer/indexer.h"
+#include "indexer/shards.h"
+#include "store/memory_store.h"
+#include "store/store_dump.h"
+#include "store/symbol_store.h"
+#include "test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <sstream>
+
+using namespace symdex;
+using symdex::test::TempDir;
+
+namespace {
+
+std::string dumpOf(const Store& store, const std::filesystem::path& root) {
+    std::ostringstream out;
+    dumpStore(store, out, root);
+    return out.str();
+}
+
+std::unique_ptr<SymbolStore> openStore(const std::filesystem::path& dir, bool readOnly = false) {
+    StoreOptions options;
+    options.directory = dir;
+    options.readOnly = readOnly;
+    return SymbolStore::open(options);
+}
+
+/// A tree of eight TUs. Every one includes h.h, whose declarations depend on the including
+/// TU's -D flags (MODE_A for the even ones), and common.h; the odd ones also include odd.h. The
+/// sizes of the main files decide who owns each header: the merge must pick the version of the
+/// TU that ranks first among all shards, not the first shard's.
+struct Tree {
+    TempDir dir;
+
+    Tree() {
+        write("h.h", "#pragma once\n#ifdef MODE_A\nvoid mode_a_fn();\n#else\nvoid mode_b_fn();\n"
+                     "#endif\nstruct Shared { int v; };\n");
+        write("common.h", "#pragma once\ninline int common(int x) { return x + 1; }\n");
+        write("odd.h", "#pragma once\n#include \"common.h\"\nstruct Odd { int o = common(1); };\n");
+        for (int i = 0; i < 8; ++i)
+            writeSource(i, 0);
+        writeDb();
+    }
+    void write(const std::string& rel, const std::string& text) const {
+        test::writeFile(dir / rel, text);
+    }
+    /// t<i>.cc, `padding` more lines long.
+    void writeSource(int i, int padding) const {
+        std::string text = "#include \"h.h\"\n#include \"common.h\"\n";
+        if (i % 2)
+            text += "#include \"odd.h\"\n";
+        text += "int f" + std::to_string(i) + "() { Shared s{" + std::to_string(i) +
+                "}; return common(s.v); }\n";
+        for (int line = 0; line < padding + i % 3; ++line)
+            text += "// padding\n";
+        write("t" + std::to_string(i) + ".cc", text);
+    }
+    void writeDb(int tus = 8) const {
+        std::string json = "[\n";
+        for (int i = 0; i < tus; ++i) {
+            const std::string file = (dir / ("t" + std::to_string(i) + ".cc"));
+            json += std::string(i ? ",\n" : "") + "{\"directory\": \"" + dir.path().string() +
+                    "\", \"file\": \"" + file + "\", \"arguments\": [\"clang++\", \"-std=c++17\"" +
+                    (i % 2 ? "" : ", \"-DMODE_A\"") + ", \"-c\", \"" + file + "\"]}";
+        }
+        test::writeFile(dir / "compile_commands.json", json + "\n]\n");
+    }
+    CompileDatabase db() const {
+        std::string error;
+        auto loaded = loadCompileDatabase(dir.path().string(), &error);
+        REQUIRE(loaded);
+        return *loaded;
+    }
+    IndexOptions options() const {
+        IndexOptions options;
+        options.threads = 2;
+        options.isolation = Isolation::InProcess;
+        return options;
+    }
+    /// One machine's index of the whole database, into a fresh store.
+    std::string whole() const {
+        TempDir other;
+        auto store = openStore(other / "store");
+        Indexer(*store, options()).run(db());
+        return dumpOf(*store, dir.path());
+    }
+    /// What `symdex index --shard K/N` does, into dir/shard-K.
+    ShardPlan shard(ShardSpec spec, const Store* balanceFrom = nullptr) const {
+        ShardPlan plan = planShard(db(), spec, balanceFrom);
+        auto store = openStore(shardDir(spec.index));
+        StoreEdit running;
+        running.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(plan.manifest));
+        store->apply(std::move(running));
+        store->flush();
+        Indexer(*store, options()).run(plan.share);
+        plan.manifest.runId = newShardRunId();
+        StoreEdit done;
+        done.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(plan.manifest));
+        store->apply(std::move(done));
+        store->flush();
+        return plan;
+    }
+    std::filesystem::path shardDir(uint32_t k) const {
+        return dir / ("shard-" + std::to_string(k));
+    }
+    std::vector<std::filesystem::path> shardDirs(uint32_t n) const {
+        std::vector<std::filesystem::path> dirs;
+        for (uint32_t k = 0; k < n; ++k)
+            dirs.push_back(shardDir(k));
+        return dirs;
+    }
+    /// Merges shards 0..n-1 into dir/merged; returns the summary and the merged dump.
+    std::pair<MergeSummary, std::string> merge(uint32_t n) const {
+        auto out = openStore(dir / "merged");
+        MergeSummary summary = mergeShards(*out, shardDirs(n));
+        return {summary, dumpOf(*out, dir.path())};
+    }
+};
+
+} // namespace
+
+TEST_CASE("N shards merged hold what one machine's index holds", "[shards]") {
+    const uint32_t n = GENERATE(1u, 2u, 3u, 8u, 11u);
+    INFO(n << " shards");
+    Tree tree;
+    const std::string whole = tree.whole();
+    std::set<std::string> seen;
+    for (uint32_t k = 0; k < n; ++k) {
+        const ShardPlan plan = tree.shard({k, n});
+        for (const auto& [path, rank] : plan.manifest.tus)
+            CHECK(seen.insert(path).second); // each TU in one shard only
+    }
+    CHECK(seen.size() == 8);
+    const auto [summary, merged] = tree.merge(n);
+    CHECK(merged == whole);
+    CHECK(summary.shardsMerged == n);
+    CHECK(summary.tus == 8);
+    // The owner of h.h is the largest main file's TU, whichever shard parsed it.
+    CHECK(merged.find("file h.h hash") != std::string::npos);
+}
+
+TEST_CASE("the golden fixture merged from three shards is the golden fixture's index", "[shards]") {
+    TempDir dir;
+    test::copyFixture("golden", dir.path());
+    test::writeCompileDb(dir.path(),
+                         {"src/circle.cpp", "src/util.cpp", "src/main.cpp", "src/broken.cpp"},
+                         {"-std=c++17", "-Iinclude"});
+    std::string error;
+    const auto db = loadCompileDatabase(dir.path().string(), &error);
+    REQUIRE(db);
+    IndexOptions options;
+    options.threads = 2;
+    auto whole = openStore(dir / "whole");
+    Indexer(*whole, options).run(*db);
+    std::vector<std::filesystem::path> shards;
+    for (uint32_t k = 0; k < 3; ++k) {
+        ShardPlan plan = planShard(*db, {k, 3}, nullptr);
+        shards.push_back(dir / ("shard-" + std::to_string(k)));
+        auto store = openStore(shards.back());
+        Indexer(*store, options).run(plan.share);
+        plan.manifest.runId = newShardRunId();
+        StoreEdit done;
+        done.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(plan.manifest));
+        store->apply(std::move(done));
+        store->flush();
+    }
+    auto merged = openStore(dir / "merged");
+    mergeShards(*merged, shards);
+    CHECK(dumpOf(*merged, dir.path()) == dumpOf(*whole, dir.path()));
+    CHECK(dumpOf(*merged, dir.path()).find("tu src/broken.cpp errors") != std::string::npos);
+}
+
+TEST_CASE("merging again takes only the shards that ran, and follows owners across shards",
+          "[shards]") {
+    Tree tree;
+    for (uint32_t k = 0; k < 3; ++k)
+        tree.shard({k, 3});
+    CHECK(tree.merge(3).second == tree.whole());
+
+    // t0.cc grows to rank first: it owns h.h and common.h now, with its MODE_A. Only its shard
+    // runs again; the merge takes that shard's TUs and the headers whose owner moved.
+    const ShardPlan before = planShard(tree.db(), {0, 3}, nullptr);
+    uint32_t shardOfT0 = 0;
+    for (uint32_t k = 0; k < 3; ++k)
+        for (const auto& [path, rank] : planShard(tree.db(), {k, 3}, nullptr).manifest.tus)
+            if (path.ends_with("/t0.cc"))
+                shardOfT0 = k;
+    tree.writeSource(0, 40);
+    // The split is by size: it may move TUs when t0.cc grows. Every shard whose share changed
+    // runs again, as a job array would; the one holding t0.cc always does.
+    std::set<uint32_t> ran;
+    for (uint32_t k = 0; k < 3; ++k) {
+        std::vector<std::string> was, now;
+        std::filesystem::path dir = tree.shardDir(k);
+        auto stored = openStore(dir, true);
+        stored->forEachTu([&](const std::string& path, const TuRecord&) { was.push_back(path); });
+        stored.reset();
+        for (const auto& [path, rank] : planShard(tree.db(), {k, 3}, nullptr).manifest.tus)
+            now.push_back(path);
+        std::sort(was.begin(), was.end());
+        std::sort(now.begin(), now.end());
+        if (was != now || k == shardOfT0) {
+            tree.shard({k, 3});
+            ran.insert(k);
+        }
+    }
+    const auto [summary, merged] = tree.merge(3);
+    CHECK(summary.shardsMerged == ran.size());
+    CHECK(merged == tree.whole());
+    CHECK(merged.find("mode_a_fn") != std::string::npos);
+    (void)before;
+
+    // A header edit: every shard runs (each re-parses what changed in it); the merge equals a
+    // clean index again.
+    tree.write("common.h", "#pragma once\ninline int common(int x) { return x + 2; }\n"
+                           "inline int added(int x) { return x; }\n");
+    for (uint32_t k = 0; k < 3; ++k)
+        tree.shard({k, 3});
+    const auto [again, mergedAgain] = tree.merge(3);
+    CHECK(again.shardsMerged == 3);
+    CHECK(mergedAgain == tree.whole());
+    CHECK(mergedAgain.find("added") != std::string::npos);
+
+    // Nothing ran: nothing is written.
+    const auto [idle, same] = tree.merge(3);
+    CHECK(idle.shardsMerged == 0);
+    CHECK(idle.filesWritten == 0);
+    CHECK(idle.tusWritten == 0);
+    CHECK(same == mergedAgain);
+}
+
+TEST_CASE("a merge refuses shards that do not make one index, naming the shard", "[shards]") {
+    Tree tree;
+    for (uint32_t k = 0; k < 3; ++k)
+        tree.shard({k, 3});
+    auto mergeOf = [&](const std::vector<std::filesystem::path>& shards) {
+        TempDir out;
+        auto store = openStore(out / "merged");
+        mergeShards(*store, shards);
+    };
+    using Catch::Matchers::Contains;
+    const auto all = tree.shardDirs(3);
+    CHECK_THROWS_WITH(mergeOf({all[0], all[1]}), Contains("shard 2/3 is missing"));
+    CHECK_THROWS_WITH(mergeOf({all[0], all[1], all[2], all[1]}), Contains("are both shard 1/3"));
+    CHECK_THROWS_WITH(mergeOf({all[0], all[1], tree.dir / "nothing"}), Contains("holds no store"));
+
+    // A shard of another database: one entry fewer.
+    tree.writeDb(7);
+    tree.shard({2, 3});
+    CHECK_THROWS_WITH(mergeOf(all), Contains("different compilation databases"));
+    tree.writeDb(8);
+    tree.shard({2, 3});
+    CHECK_NOTHROW(mergeOf(all));
+
+    // A run that did not finish leaves its shard unmergeable.
+    {
+        auto store = openStore(all[1]);
+        ShardManifest running = planShard(tree.db(), {1, 3}, nullptr).manifest;
+        StoreEdit edit;
+        edit.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(running));
+        store->apply(std::move(edit));
+        store->flush();
+    }
+    CHECK_THROWS_WITH(mergeOf(all), Contains("its last run did not finish"));
+    tree.shard({1, 3});
+
+    // A store indexed whole is no shard, and no merge goes into one.
+    TempDir plain;
+    {
+        auto store = openStore(plain / "store");
+        Indexer(*store, tree.options()).run(tree.db());
+    }
+    CHECK_THROWS_WITH(mergeOf({all[0], all[1], plain / "store"}),
+                      Contains("is not a shard's store"));
+    {
+        auto store = openStore(plain / "store");
+        CHECK_THROWS_WITH(mergeShards(*store, all), Contains("not a merge of shards"));
+    }
+    CHECK_NOTHROW(mergeOf(all));
+}
+
+TEST_CASE("shards are balanced by the parse times a merged store recorded, and keep their split "
+          "while it stays balanced",
+          "[shards]") {
+    Tree tree;
+    const CompileDatabase db = tree.db();
+    REQUIRE(db.commands.size() == 8);
+    // By size: every shard's split is the same, and each TU is in one.
+    const Partition bySize = partitionDatabase(db, 3, nullptr);
+    CHECK(bySize.hash == partitionDatabase(db, 3, nullptr).hash);
+    CHECK(!bySize.kept);
+
+    // A store where t5.cc took 10 s and every other TU 1 s: t5.cc gets a shard of its own.
+    MemoryStore times;
+    for (size_t i = 0; i < db.commands.size(); ++i) {
+        IndexedTu tu;
+        tu.mainFile = db.commands[i].file;
+        tu.record.parseMillis = i == 5 ? 10000 : 1000;
+        times.publish(std::move(tu));
+    }
+    times.flush();
+    const Partition byTime = partitionDatabase(db, 3, &times);
+    for (size_t i = 0; i < 8; ++i)
+        if (i != 5)
+            CHECK(byTime.shardOf[i] != byTime.shardOf[5]);
+    CHECK(*std::max_element(byTime.loads.begin(), byTime.loads.end()) == 10000 * 1000);
+
+    // A merged store records the split it merged; the next runs keep it while it is balanced.
+    for (uint32_t k = 0; k < 3; ++k)
+        tree.shard({k, 3});
+    MemoryStore merged;
+    mergeShards(merged, tree.shardDirs(3));
+    auto retime = [&](uint32_t slow) { // parse times the test controls
+        for (size_t i = 0; i < db.commands.size(); ++i) {
+            IndexedTu tu;
+            tu.mainFile = db.commands[i].file;
+            tu.record = *merged.tu(tu.mainFile);
+            tu.record.parseMillis = i == 5 ? slow : 1000;
+            merged.publish(std::move(tu));
+        }
+        merged.flush();
+    };
+    retime(1000); // all equal: the size split loads 3, 3 and 2 TUs, as a new one would
+    const Partition kept = partitionDatabase(db, 3, &merged);
+    CHECK(kept.kept);
+    CHECK(kept.shardOf == bySize.shardOf);
+    retime(10000); // t5.cc with two others would be 20% over a new split: split anew
+    const Partition moved = partitionDatabase(db, 3, &merged);
+    CHECK(!moved.kept);
+    CHECK(moved.shardOf == byTime.shardOf);
+}
