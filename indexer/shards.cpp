@@ -241,7 +241,7 @@ Partition partitionDatabase(const CompileDatabase& db, uint32_t count, const Sto
         placeLargestFirst(placed, cost, keptShardOf, keptLoads);
         const uint64_t fresh = *std::max_element(loads.begin(), loads.end());
         const uint64_t kept = *std::max_element(keptLoads.begin(), keptLoads.end());
-        if ((unsigned __int128)kept * 10 <= (unsigned __int128)fresh * 11) {
+        if ((unsigned __int128)kept * 4 <= (unsigned __int128)fresh * 5) {
             partition.shardOf = std::move(keptShardOf);
             loads = std::move(keptLoads);
             partition.kept = true;

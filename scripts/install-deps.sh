@@ -16,6 +16,7 @@ packages=(
   catch2              # tests (v2)
   clang-format
   neovim              # the editor test: Neovim 0.7's LSP client against `symdex lsp`
+  slurmctld slurmd slurm-client munge   # the Slurm test: a single-node cluster on localhost
 )
 
 missing=()
