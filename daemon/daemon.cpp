@@ -75,12 +75,19 @@ bool Daemon::resolvePaths(std::string* error) {
 bool Daemon::start(std::string* error) {
     if (!resolvePaths(error))
         return false;
+    if (options_.readOnly && !std::filesystem::exists(options_.store / "data.mdb")) {
+        *error = "--read-only: '" + options_.store.string() +
+                 "' holds no store (a read-only daemon serves one that symdex index or symdex "
+                 "merge wrote)";
+        return false;
+    }
     lock_ = protocol::InstanceLock::acquire(options_.store, socketPath_, error);
     if (!lock_)
         return false;
     try {
         StoreOptions storeOptions;
         storeOptions.directory = options_.store;
+        storeOptions.readOnly = options_.readOnly;
         store_ = SymbolStore::open(storeOptions);
     } catch (const StoreError& e) {
         *error = e.what();
@@ -107,6 +114,7 @@ bool Daemon::start(std::string* error) {
         callbacks);
     context_.reset(new ServerContext{*store_, *indexer_, root_, options_.store.string(),
                                      socketPath_, nullptr});
+    context_->readOnly = options_.readOnly;
     ServerOptions serverOptions;
     serverOptions.queryThreads = options_.queryThreads;
     server_ = std::make_unique<Server>(*context_, *mailbox_, serverOptions);
@@ -115,6 +123,16 @@ bool Daemon::start(std::string* error) {
     context_->maxDocumentWaits = int(server_->queryThreads()) - 1;
     if (!server_->listen(socketPath_, error))
         return false;
+    if (options_.readOnly) {
+        std::fprintf(stderr, "symdexd: pid %d serving %s read-only on %s (root %s)\n",
+                     int(::getpid()), options_.store.c_str(), socketPath_.c_str(), root_.c_str());
+        warmer_ = std::make_unique<PageCacheWarmer>(
+            options_.store / "data.mdb",
+            [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); },
+            [server = server_.get()] { return server->answering(); });
+        storeCheckTimer_.start();
+        return true;
+    }
     watcher_ = std::make_unique<Watcher>(
         options_.debounce, options_.maxWatches ? options_.maxWatches : defaultWatchBudget(),
         [this](std::vector<std::string> paths) {

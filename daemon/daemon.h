@@ -54,6 +54,10 @@ struct DaemonOptions {
     std::chrono::milliseconds debounce{200};
     /// inotify watches the watcher may use; 0: defaultWatchBudget() (half the user's limit).
     size_t maxWatches = 0;
+    /// --read-only: serve the store as it is (a merged store: docs/shards.md) without indexing,
+    /// watching or writing; symdex/index is refused, didSave and file events are ignored. Other
+    /// processes' commits (the next merge) are seen as they land.
+    bool readOnly = false;
     /// How often $/progress reports go out during a run.
     std::chrono::milliseconds progressInterval{250};
 };

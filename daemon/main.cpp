@@ -111,6 +111,10 @@ int main(int argc, char** argv) {
          "At most N inotify watches (default: half of fs.inotify.max_user_watches); paths left "
          "out are logged.",
          "N"},
+        {"read-only",
+         "Serve the store as it is, without indexing or watching the tree: a store symdex "
+         "merge wrote (docs/shards.md), or one another process indexes. Requests to index are "
+         "refused; commits of other processes are served as they land."},
         {"tu-timeout",
          "Stop a TU's parse after this many seconds and record it as crashed (default 300; 0: "
          "no limit).",
@@ -152,6 +156,7 @@ int main(int argc, char** argv) {
         options.tuTimeout = *timeout;
     }
     options.socketPath = parser.value("socket").toStdString();
+    options.readOnly = parser.isSet("read-only");
     options.maxWatches = countOption(parser, "max-watches", 100000000);
     if (parser.isSet("debounce"))
         options.debounce = std::chrono::milliseconds(countOption(parser, "debounce", 60000));

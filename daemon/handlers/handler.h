@@ -37,6 +37,8 @@ struct ServerContext {
     /// Requests that may wait for their document's TU at once (documentSnapshot()); each holds a
     /// query thread, so the daemon keeps one free for everything else.
     int maxDocumentWaits = 1;
+    /// symdexd --read-only: nothing is indexed; requests to index are refused.
+    bool readOnly = false;
 };
 
 /// One request being handled.

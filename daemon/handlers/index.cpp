@@ -8,7 +8,20 @@
 
 namespace symdex::daemon {
 
+namespace {
+
+void refuseIfReadOnly(const RequestContext& ctx) {
+    if (ctx.server.readOnly)
+        throw protocol::RpcError{protocol::kRequestFailed,
+                                 "symdexd serves this store read-only (--read-only): it does not "
+                                 "index; the store changes when symdex index or symdex merge "
+                                 "writes it"};
+}
+
+} // namespace
+
 QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params) {
+    refuseIfReadOnly(ctx);
     const QJsonObject p = params.isUndefined() ? QJsonObject{} : paramsObject(params);
     const bool force = optionalBool(p, "force", "", false);
     // The one way to let a database that lists no existing file empty the store.
@@ -36,17 +49,23 @@ QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params) {
 }
 
 QJsonValue handleDidSave(RequestContext& ctx, const QJsonValue& params) {
+    if (ctx.server.readOnly)
+        return QJsonValue::Null; // a notification: nothing to answer, nothing to index
     ctx.server.indexer.request({textDocumentPath(ctx.server, paramsObject(params))}, false);
     return QJsonValue::Null;
 }
 
 QJsonValue handleDidOpen(RequestContext& ctx, const QJsonValue& params) {
+    if (ctx.server.readOnly)
+        return QJsonValue::Null;
     // The editor shows this file: its TU, if queued, is parsed next (IndexService::prioritize).
     ctx.server.indexer.prioritize(textDocumentPath(ctx.server, paramsObject(params)));
     return QJsonValue::Null;
 }
 
 QJsonValue handleDidChangeWatchedFiles(RequestContext& ctx, const QJsonValue& params) {
+    if (ctx.server.readOnly)
+        return QJsonValue::Null;
     const QJsonObject p = paramsObject(params);
     if (!p.value("changes").isArray())
         throw protocol::RpcError{protocol::kInvalidParams,

@@ -81,6 +81,7 @@ QJsonValue handleStatus(RequestContext& ctx, const QJsonValue&) {
                   {"symbols", qint64(stats.symbols)},
                   {"references", qint64(stats.references)},
                   {"runs", qint64(index.runsStarted)},
+                  {"readOnly", server.readOnly},
                   {"queue", queue},
                   {"locks", lockTelemetryJson(LockTelemetry::snapshot())}};
     if (index.state != IndexState::Idle)

@@ -2,6 +2,8 @@
 // LSP answers with exact locations, queries while it indexes, re-indexing after edits, every kind
 // of bad input, cancellation, slow and many concurrent clients, one daemon per store, SIGTERM.
 #include "daemon_harness.h"
+#include "indexer/indexer.h"
+#include "store/symbol_store.h"
 
 #include <QJsonArray>
 #include <catch2/catch.hpp>
@@ -1053,3 +1055,60 @@ TEST_CASE("daemon: out of file descriptors it lets new connections wait and does
     CHECK(log.rfind("accepting connections again") > log.rfind("new connections wait"));
 }
 #endif
+
+TEST_CASE("daemon: --read-only serves a store another process writes, and indexes nothing",
+          "[daemon]") {
+    FixtureTree tree;
+    const std::filesystem::path storeDir = tree.root / ".symdex";
+    // What symdex merge (or symdex index) in another process does; the read-only daemon holds
+    // no writer lock, so it may run while the daemon serves.
+    auto indexElsewhere = [&] {
+        StoreOptions options;
+        options.directory = storeDir;
+        auto store = SymbolStore::open(options);
+        std::string error;
+        auto db = loadCompileDatabase(tree.root.string(), &error);
+        REQUIRE(db);
+        IndexOptions indexOptions;
+        indexOptions.threads = 2;
+        Indexer(*store, indexOptions).run(*db);
+    };
+    indexElsewhere();
+    // Without its database the daemon could not index, had it tried.
+    std::filesystem::rename(tree.root / "compile_commands.json",
+                            tree.dir / "compile_commands.json");
+    DaemonProcess daemon(tree, {"--read-only"});
+    auto client = daemon.client();
+    const QJsonObject status = client->call("symdex/status").toObject();
+    CHECK(status["readOnly"].toBool());
+    CHECK(status["tus"].toInt() == 4);
+    CHECK(locations(client->call("textDocument/definition",
+                                 positionParams(tree.uri("src/main.cpp"), 9, 11)),
+                    tree) == Strings{"src/main.cpp:2:11-2:17"});
+    try {
+        client->call("symdex/index");
+        FAIL("a read-only daemon accepted symdex/index");
+    } catch (const RpcFailure& e) {
+        CHECK(e.code == protocol::kRequestFailed);
+        CHECK(std::string(e.what()).find("read-only") != std::string::npos);
+    }
+    // The tree changes and the editor saves: nothing is indexed...
+    {
+        std::ofstream out(tree.path("src/util.cpp"), std::ios::app);
+        out << "int addedWhileReadOnly() { return 1; }\n";
+    }
+    client->notify(
+        "textDocument/didSave",
+        QJsonObject{{"textDocument",
+                     QJsonObject{{"uri", QString::fromStdString(tree.uri("src/util.cpp"))}}}});
+    std::this_thread::sleep_for(500ms);
+    const QJsonObject query{{"query", "addedWhileReadOnly"}};
+    CHECK(client->call("workspace/symbol", query).toArray().isEmpty());
+    CHECK(client->call("symdex/status").toObject()["runs"].toInt() == 0);
+    // ...until another process commits: the daemon serves it from then on.
+    std::filesystem::rename(tree.dir / "compile_commands.json",
+                            tree.root / "compile_commands.json");
+    indexElsewhere();
+    CHECK(client->call("workspace/symbol", query).toArray().size() == 1);
+    CHECK(client->call("symdex/status").toObject()["runs"].toInt() == 0);
+}
