@@ -40,7 +40,11 @@ int runMerge(const QStringList& args) {
     } catch (const MergeError& e) {
         throw UsageError{e.what()};
     }
-    const CompactStats compacted = store->compact(fromEmpty ? 0.0 : 0.25); // as symdex index does
+    // A merge into an empty store rewrites its file without free pages, as a cold index does. A
+    // later merge leaves the file in place (LMDB reuses its free pages): the store a team's
+    // `symdexd --read-only` serves is merged into again and again, and a daemon whose data.mdb
+    // is replaced stops rather than serve a file nobody writes.
+    const CompactStats compacted = fromEmpty ? store->compact(0.0) : CompactStats{};
     if (!parser.isSet("quiet")) {
         const StoreStats st = store->stats();
         std::printf("merged %zu shards (%zu ran since the last merge): %zu TUs (%zu written, %zu "
