@@ -333,6 +333,11 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
         try {
             shard.store = SymbolStore::open(options);
         } catch (const StoreError& e) {
+            if (e.kind() == StoreError::Kind::WrongVersion)
+                throw MergeError("shard '" + shard.dir.string() +
+                                 "' was written by another version of symdex: " + e.what() +
+                                 " (every shard and the merge must run the same symdex: index "
+                                 "the shard again with --rebuild --shard K/N)");
             throw MergeError("shard '" + shard.dir.string() + "': " + e.what());
         }
         shard.snapshot.emplace(shard.store->snapshot());

@@ -3,6 +3,8 @@
 // a merge refuses shards that do not make one index.
 #include "indexer/indexer.h"
 #include "indexer/shards.h"
+#include "store/encoding.h"
+#include "store/lmdb.h"
 #include "store/memory_store.h"
 #include "store/store_dump.h"
 #include "store/symbol_store.h"
@@ -284,6 +286,21 @@ TEST_CASE("a merge refuses shards that do not make one index, naming the shard",
         CHECK_THROWS_WITH(mergeShards(*store, all), Contains("not a merge of shards"));
     }
     CHECK_NOTHROW(mergeOf(all));
+
+    // A shard of another store format version (another symdex).
+    {
+        auto env = lmdb::Env::open(all[0], 1 << 20, 16, 16, 0);
+        auto txn = lmdb::Txn::begin(env, false);
+        MDB_dbi meta = txn.openDb("meta", 0);
+        std::string other;
+        appendBigEndian(other, kStoreFormatVersion + 1, 4);
+        txn.put(meta, "format", other);
+        txn.commit();
+    }
+    CHECK_THROWS_WITH(
+        mergeOf(all),
+        Contains("shard '" + all[0].string() + "' was written by another version of symdex") &&
+            Contains("has format version " + std::to_string(kStoreFormatVersion + 1)));
 }
 
 TEST_CASE("shards are balanced by the parse times a merged store recorded, and keep their split "
