@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include "cli/cli_common.h"
+#include "symdex_version.h"
 
 #include <cstdio>
 #include <cstring>
@@ -40,6 +41,7 @@ void printUsage(FILE* out) {
         if (c.summary)
             std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
     std::fprintf(out, "\n'symdex COMMAND --help' describes a command's options.\n"
+                      "'symdex --version' prints the version.\n"
                       "Exit codes: 0 success, 1 nothing found, 2 usage or input error, 3 part of\n"
                       "the work failed (a benchmark run), 4 internal error.\n");
 }
@@ -52,6 +54,13 @@ int runCli(int argc, char** argv) {
         return kExitUsage;
     }
     const char* name = argv[1];
+    if (!std::strcmp(name, "--version") || !std::strcmp(name, "-V") ||
+        !std::strcmp(name, "version")) {
+        // symdex itself loads no libclang (symdex-index and symdex-worker do): the version it was
+        // built against, which they load.
+        std::printf("symdex %s (libclang %s)\n", SYMDEX_VERSION, SYMDEX_LIBCLANG_VERSION);
+        return kExitOk;
+    }
     if (!std::strcmp(name, "-h") || !std::strcmp(name, "--help") || !std::strcmp(name, "help")) {
         if (argc > 2 && std::strcmp(name, "help") == 0) {
             // `symdex help CMD` is `symdex CMD --help`.

@@ -2,9 +2,11 @@
 #include "daemon/daemon.h"
 #include "daemon/termination.h"
 #include "indexer/indexer.h"
+#include "symdex_version.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <clang-c/Index.h>
 #include <tbb/global_control.h>
 
 #include <cstdio>
@@ -84,11 +86,20 @@ int main(int argc, char** argv) {
     symdex::daemon::installTerminationHandlers();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName("symdexd");
+    // The libclang this process loaded (clang_getClangVersion: "Debian clang version 16.0.6").
+    {
+        CXString loaded = clang_getClangVersion();
+        QCoreApplication::setApplicationVersion(
+            QString("%1 (libclang %2: %3)")
+                .arg(SYMDEX_VERSION, SYMDEX_LIBCLANG_VERSION, clang_getCString(loaded)));
+        clang_disposeString(loaded);
+    }
     QCommandLineParser parser;
     parser.setApplicationDescription(
         "symdex's indexing daemon: indexes the tree, watches it, and answers LSP and symdex/* "
         "requests on a local socket while it indexes (docs/protocol.md).");
     parser.addHelpOption();
+    parser.addVersionOption();
     parser.addOptions({
         {"root", "The source tree served (default: the current directory).", "DIR"},
         {"p",
