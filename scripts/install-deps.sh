@@ -15,6 +15,8 @@ packages=(
   libtbb-dev          # the task arena
   catch2              # tests (v2)
   clang-format
+  python3             # build: bash completion and man pages from --help; tests' helpers
+  man-db              # the install test renders the man pages (man --warnings)
   neovim              # the editor test: Neovim 0.7's LSP client against `symdex lsp`
   slurmctld slurmd slurm-client munge   # the Slurm test: a single-node cluster on localhost
 )
