@@ -17,6 +17,8 @@ packages=(
   clang-format
   python3             # build: bash completion and man pages from --help; tests' helpers
   man-db              # the install test renders the man pages (man --warnings)
+  dpkg-dev            # cpack -G DEB: dpkg-shlibdeps computes the package's dependencies
+  systemd             # systemd-analyze verify checks the user service's units
   neovim              # the editor test: Neovim 0.7's LSP client against `symdex lsp`
   slurmctld slurmd slurm-client munge   # the Slurm test: a single-node cluster on localhost
 )
