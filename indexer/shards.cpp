@@ -313,7 +313,44 @@ struct GlobalTu {
     size_t shard = 0;
     RankKey rank;
     TuRecord record;
+    /// Its record and the files it owns are written: its shard ran since the last merge and its
+    /// record differs from the one `out` holds (else neither it nor what it extracted changed).
+    bool rewrite = true;
 };
+
+/// `record` of `shard` with its file and absent-path ids as `out` numbers them, encoded; nullopt
+/// when `out` lacks one of them. Equal to `out`'s encoded record: the TU was not parsed again
+/// (or was, with the same inputs and result).
+std::optional<std::string> encodedAsIn(const TuRecord& record, const Shard& shard,
+                                       const std::unordered_map<std::string, uint32_t>& fileIds,
+                                       const std::unordered_map<std::string, uint32_t>& absentIds) {
+    TuRecord mapped = record;
+    for (uint32_t& id : mapped.fileIds) {
+        auto path = shard.pathOf.find(id);
+        auto found = path == shard.pathOf.end() ? fileIds.end() : fileIds.find(path->second);
+        if (found == fileIds.end())
+            return std::nullopt;
+        id = found->second;
+    }
+    auto absent = [&](uint32_t& id) {
+        auto path = shard.absentOf.find(id);
+        auto found = path == shard.absentOf.end() ? absentIds.end() : absentIds.find(path->second);
+        if (found == absentIds.end())
+            return false;
+        id = found->second;
+        return true;
+    };
+    for (uint32_t& id : mapped.absentIds)
+        if (!absent(id))
+            return std::nullopt;
+    std::sort(mapped.absentIds.begin(), mapped.absentIds.end());
+    mapped.absentIds.erase(std::unique(mapped.absentIds.begin(), mapped.absentIds.end()),
+                           mapped.absentIds.end());
+    for (TuRecord::Alias& alias : mapped.aliases)
+        if (!absent(alias.nameId))
+            return std::nullopt;
+    return encodeTuRecord(mapped);
+}
 
 } // namespace
 
@@ -462,15 +499,30 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
     for (const auto& [path, tu] : tus)
         owner[path] = &tus.find(path)->first;
 
-    // What `out` holds now: who extracted each file.
+    // What `out` holds now: who extracted each file, and each TU's record.
     std::unordered_map<uint32_t, std::string> outPathOf;
-    std::unordered_map<std::string, uint32_t> outOwnerOf;
+    std::unordered_map<std::string, uint32_t> outOwnerOf, outIdOf, outAbsentIdOf;
     before.forEachFile([&](uint32_t id, const FileRecord& f) {
         outPathOf.emplace(id, f.path);
         outOwnerOf.emplace(f.path, f.ownerFileId);
+        outIdOf.emplace(f.path, id);
     });
+    before.forEachAbsentPath(
+        [&](uint32_t id, const std::string& path) { outAbsentIdOf.emplace(path, id); });
     std::vector<std::string> outTus;
-    before.forEachTu([&](const std::string& path, const TuRecord&) { outTus.push_back(path); });
+    before.forEachTu([&](const std::string& path, const TuRecord& record) {
+        outTus.push_back(path);
+        auto tu = tus.find(path);
+        if (!incremental || tu == tus.end() || !shards[tu->second.shard].changed)
+            return;
+        const std::optional<std::string> mapped =
+            encodedAsIn(tu->second.record, shards[tu->second.shard], outIdOf, outAbsentIdOf);
+        tu->second.rewrite = !mapped || *mapped != encodeTuRecord(record);
+    });
+    if (incremental)
+        for (auto& [path, tu] : tus)
+            if (!shards[tu.shard].changed)
+                tu.rewrite = false;
 
     StoreEdit removals;
     for (const std::string& path : outTus)
@@ -487,11 +539,11 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
     if (!removals.removeTus.empty() || !removals.removeFiles.empty())
         out.apply(std::move(removals));
 
-    // The files each TU writes: those it owns, where its shard ran or the owner moved.
+    // The files each TU writes: those it owns, where it changed or the owner moved.
     std::map<std::string, std::vector<std::string>> writes; // owner main file -> files
     for (const auto& [path, main] : owner) {
         const GlobalTu& tu = tus.at(*main);
-        bool write = shards[tu.shard].changed;
+        bool write = tu.rewrite;
         if (!write) {
             const auto held = outOwnerOf.find(path);
             const auto heldOwner =
@@ -504,7 +556,7 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
     for (const auto& [path, tu] : tus) {
         Shard& shard = shards[tu.shard];
         auto writing = writes.find(path);
-        if (!shard.changed && writing == writes.end())
+        if (!tu.rewrite && writing == writes.end())
             continue;
         IndexedTu indexed;
         indexed.mainFile = path;

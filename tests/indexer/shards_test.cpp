@@ -236,6 +236,27 @@ TEST_CASE("merging again takes only the shards that ran, and follows owners acro
     CHECK(idle.filesWritten == 0);
     CHECK(idle.tusWritten == 0);
     CHECK(same == mergedAgain);
+
+    // Every shard ran and parsed nothing (a job array re-run on an unchanged tree): the merge
+    // reads the shards and writes nothing.
+    for (uint32_t k = 0; k < 3; ++k)
+        tree.shard({k, 3});
+    const auto [rerun, unchanged] = tree.merge(3);
+    CHECK(rerun.shardsMerged == 3);
+    CHECK(rerun.tusWritten == 0);
+    CHECK(rerun.filesWritten == 0);
+    CHECK(unchanged == mergedAgain);
+
+    // odd.h changes: the shards re-parse the four TUs that include it, and the merge writes
+    // those four and what they own.
+    tree.write("odd.h", "#pragma once\n#include \"common.h\"\nstruct Odd { int o = common(2); };\n"
+                        "struct Odder {};\n");
+    for (uint32_t k = 0; k < 3; ++k)
+        tree.shard({k, 3});
+    const auto [odd, mergedOdd] = tree.merge(3);
+    CHECK(odd.tusWritten == 4);
+    CHECK(mergedOdd == tree.whole());
+    CHECK(mergedOdd.find("Odder") != std::string::npos);
 }
 
 TEST_CASE("a merge refuses shards that do not make one index, naming the shard", "[shards]") {
