@@ -18,18 +18,7 @@ stop_daemon() {
 }
 trap stop_daemon EXIT
 
-cp -r "$here/../fixtures/golden" "$root"
-sources=(src/circle.cpp src/util.cpp src/main.cpp src/broken.cpp)
-{
-  echo '['
-  for i in "${!sources[@]}"; do
-    s=${sources[$i]}
-    sep=$([ "$i" -lt $((${#sources[@]} - 1)) ] && echo , || true)
-    printf '  {"directory": "%s", "file": "%s", "arguments": ["c++", "-std=c++17", "-Iinclude", "-c", "%s"]}%s\n' \
-      "$root" "$s" "$s" "$sep"
-  done
-  echo ']'
-} >"$root/compile_commands.json"
+"$here/../fixtures/golden_tree.sh" "$root"
 
 cd "$root"
 PATH=$(dirname "$symdex"):$PATH SYMDEX_ROOT=$root SYMDEX_NVIM_CONFIG=$here/symdex.lua timeout 180 \

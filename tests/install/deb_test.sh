@@ -50,11 +50,7 @@ echo "ok: installed; $(symdex --version)"
 
 # The unit: verified for an instance (a project root), and its command run as systemd would.
 root=$work/project
-cp -r "$here/../fixtures/golden" "$root"
-cat >"$root/compile_commands.json" <<JSON
-[{"directory": "$root", "file": "src/main.cpp", "arguments": ["c++", "-std=c++17", "-Iinclude", "-c", "src/main.cpp"]},
- {"directory": "$root", "file": "src/util.cpp", "arguments": ["c++", "-std=c++17", "-Iinclude", "-c", "src/util.cpp"]}]
-JSON
+"$here/../fixtures/golden_tree.sh" "$root" src/main.cpp src/util.cpp
 instance="symdexd@$(systemd-escape --path "$root").service"
 mkdir -p "$work/units"
 cp "$unit" "$work/units/symdexd@.service"

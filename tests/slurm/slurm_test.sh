@@ -16,18 +16,7 @@ cleanup() {
 trap cleanup EXIT
 
 root=$work/tree
-cp -r "$here/../fixtures/golden" "$root"
-sources=(src/circle.cpp src/util.cpp src/main.cpp src/broken.cpp)
-{
-  echo '['
-  for i in "${!sources[@]}"; do
-    s=${sources[$i]}
-    sep=$([ "$i" -lt $((${#sources[@]} - 1)) ] && echo , || true)
-    printf '  {"directory": "%s", "file": "%s", "arguments": ["c++", "-std=c++17", "-Iinclude", "-c", "%s"]}%s\n' \
-      "$root" "$s" "$s" "$sep"
-  done
-  echo ']'
-} >"$root/compile_commands.json"
+"$here/../fixtures/golden_tree.sh" "$root"
 
 eval "$("$scripts/slurm-local.sh" start "$work/cluster")"
 export SLURM_CONF
