@@ -210,13 +210,16 @@ Partition partitionDatabase(const CompileDatabase& db, uint32_t count, const Sto
             knownBytes += size[i];
         }
     }
-    // In microseconds, integers: every machine computes the same assignment.
+    // In microseconds, integers: every machine computes the same assignment. Times without the
+    // sizes to scale the others by (every timed main file empty) are not used: bytes and times
+    // would be mixed.
+    const bool timed = knownMillis && knownBytes;
     std::vector<uint64_t> cost(n, 0);
     for (size_t i = 0; i < n; ++i)
-        cost[i] = millis[i] ? millis[i] * 1000
-                  : knownMillis && knownBytes
-                      ? uint64_t((unsigned __int128)size[i] * knownMillis * 1000 / knownBytes)
-                      : size[i];
+        cost[i] = !timed ? size[i]
+                  : millis[i]
+                      ? millis[i] * 1000
+                      : uint64_t((unsigned __int128)size[i] * knownMillis * 1000 / knownBytes);
 
     std::vector<size_t> all(n);
     for (size_t i = 0; i < n; ++i)
@@ -409,8 +412,9 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
                              std::to_string(first.shard.count));
         if (m.partitionHash != first.partitionHash)
             throw MergeError("shards " + firstName + " and " + name +
-                             " split the database differently (balanced from different stores); "
-                             "index every shard with the same --balance-from");
+                             " split the database differently: balanced from different stores, or "
+                             "the tree changed between their runs (main files' sizes); index every "
+                             "shard again, from one tree, with the same --balance-from");
         if (const Shard* other = byIndex[m.shard.index])
             throw MergeError("'" + other->dir.string() + "' and " + name + " are both shard " +
                              std::to_string(m.shard.index) + "/" + std::to_string(m.shard.count));
@@ -452,23 +456,40 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
         throw MergeError("the shards hold " + std::to_string(tus.size()) + " of the database's " +
                          std::to_string(first.tusInDatabase) + " TUs");
 
-    // Which shards ran since the last merge into `out`.
-    const StoreSnapshot before = out.snapshot();
+    // What `out` holds now, read in one snapshot that ends before anything is written (a
+    // snapshot pins the map, which the writer may need to grow): the last merge, who extracted
+    // each file, each TU's record.
     std::optional<MergeRecord> last;
-    if (auto bytes = before.metaValue(kMergeMetaKey))
-        last = decodeMergeRecord(*bytes);
-    if (before.metaValue(kShardMetaKey))
-        throw MergeError("the output store is a shard's store; merge into another directory");
+    bool mergeTarget = false; // `out` was written by merges only (its record may be unreadable)
+    std::unordered_map<uint32_t, std::string> outPathOf;
+    std::unordered_map<std::string, uint32_t> outOwnerOf, outIdOf, outAbsentIdOf;
+    std::map<std::string, TuRecord> outTus;
+    std::unordered_map<std::string, FileRecord> outFiles;
+    {
+        const StoreSnapshot before = out.snapshot();
+        if (before.metaValue(kShardMetaKey))
+            throw MergeError("the output store is a shard's store; merge into another directory");
+        if (auto bytes = before.metaValue(kMergeMetaKey)) {
+            mergeTarget = true;
+            last = decodeMergeRecord(*bytes); // empty: `symdex index` ran on it since
+        }
+        before.forEachFile([&](uint32_t id, const FileRecord& f) {
+            outPathOf.emplace(id, f.path);
+            outOwnerOf.emplace(f.path, f.ownerFileId);
+            outIdOf.emplace(f.path, id);
+            outFiles.emplace(f.path, f);
+        });
+        before.forEachAbsentPath(
+            [&](uint32_t id, const std::string& path) { outAbsentIdOf.emplace(path, id); });
+        before.forEachTu(
+            [&](const std::string& path, const TuRecord& record) { outTus.emplace(path, record); });
+    }
+    if (!mergeTarget && !outTus.empty())
+        throw MergeError("the output store holds an index that is not a merge of shards; "
+                         "merge into an empty directory");
     const bool incremental = last && last->databaseHash == first.databaseHash &&
                              last->partitionHash == first.partitionHash &&
                              last->runIds.size() == first.shard.count;
-    if (!last) {
-        size_t held = 0;
-        before.forEachTu([&](const std::string&, const TuRecord&) { ++held; });
-        if (held)
-            throw MergeError("the output store holds an index that is not a merge of shards; "
-                             "merge into an empty directory");
-    }
     MergeSummary summary;
     summary.shards = shards.size();
     for (Shard& shard : shards) {
@@ -477,8 +498,9 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
         summary.shardsMerged += shard.changed;
     }
 
-    // Each file's owner over every TU (docs/dependencies.md): a main file is its TU's; a header
-    // the first-ranked TU's that parsed well and includes it.
+    // Each file's owner over every TU (docs/dependencies.md): a main file is its TU's, if it
+    // parsed well; a header the first-ranked TU's that parsed well and includes it. A file no
+    // such TU reads keeps an empty record, as in a single-machine index.
     std::unordered_map<std::string, const std::string*> owner; // path -> owner's main file
     std::set<std::string> files;
     for (const auto& [path, tu] : tus) {
@@ -497,49 +519,47 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
         }
     }
     for (const auto& [path, tu] : tus)
-        owner[path] = &tus.find(path)->first;
+        if (parsedWell(tu.record))
+            owner[path] = &tus.find(path)->first;
 
-    // What `out` holds now: who extracted each file, and each TU's record.
-    std::unordered_map<uint32_t, std::string> outPathOf;
-    std::unordered_map<std::string, uint32_t> outOwnerOf, outIdOf, outAbsentIdOf;
-    before.forEachFile([&](uint32_t id, const FileRecord& f) {
-        outPathOf.emplace(id, f.path);
-        outOwnerOf.emplace(f.path, f.ownerFileId);
-        outIdOf.emplace(f.path, id);
-    });
-    before.forEachAbsentPath(
-        [&](uint32_t id, const std::string& path) { outAbsentIdOf.emplace(path, id); });
-    std::vector<std::string> outTus;
-    before.forEachTu([&](const std::string& path, const TuRecord& record) {
-        outTus.push_back(path);
-        auto tu = tus.find(path);
-        if (!incremental || tu == tus.end() || !shards[tu->second.shard].changed)
-            return;
-        const std::optional<std::string> mapped =
-            encodedAsIn(tu->second.record, shards[tu->second.shard], outIdOf, outAbsentIdOf);
-        tu->second.rewrite = !mapped || *mapped != encodeTuRecord(record);
-    });
-    if (incremental)
-        for (auto& [path, tu] : tus)
-            if (!shards[tu.shard].changed)
-                tu.rewrite = false;
-
+    // Removed: TUs that left the database, files no TU reads, and the contents of files that
+    // have no owner now (their record comes back empty with the TUs that read them).
     StoreEdit removals;
-    for (const std::string& path : outTus)
+    std::unordered_set<uint32_t> removedIds;
+    for (const auto& [path, record] : outTus)
         if (!tus.contains(path))
             removals.removeTus.push_back(path);
     for (const auto& [path, ownerId] : outOwnerOf) {
-        const auto found = owner.find(path);
-        const bool unowned = found == owner.end();
-        if (!files.contains(path) || (unowned && ownerId != 0))
+        const bool unowned = !owner.contains(path);
+        if (!files.contains(path) || (unowned && ownerId != 0)) {
             removals.removeFiles.push_back(path); // gone, or its owner's version is stale
+            removedIds.insert(outIdOf.at(path));
+        }
     }
-    summary.tusRemoved = removals.removeTus.size();
-    summary.filesRemoved = removals.removeFiles.size();
-    if (!removals.removeTus.empty() || !removals.removeFiles.empty())
-        out.apply(std::move(removals));
+    // Written again: every TU whose shard ran and whose record changed (ids mapped), and every
+    // TU whose stored record names a file removed above (its record would name a lost id).
+    for (auto& [path, tu] : tus) {
+        const auto held = outTus.find(path);
+        if (held == outTus.end()) {
+            tu.rewrite = true;
+            continue;
+        }
+        tu.rewrite = !incremental || shards[tu.shard].changed;
+        if (tu.rewrite && incremental) {
+            const std::optional<std::string> mapped =
+                encodedAsIn(tu.record, shards[tu.shard], outIdOf, outAbsentIdOf);
+            tu.rewrite = !mapped || *mapped != encodeTuRecord(held->second);
+        }
+        if (!tu.rewrite)
+            for (uint32_t id : held->second.fileIds)
+                if (removedIds.contains(id)) {
+                    tu.rewrite = true;
+                    break;
+                }
+    }
 
-    // The files each TU writes: those it owns, where it changed or the owner moved.
+    // The files each TU writes: those it owns, where it changed or the owner moved. Checked
+    // before anything is written, so that a refused merge leaves `out` as it was.
     std::map<std::string, std::vector<std::string>> writes; // owner main file -> files
     for (const auto& [path, main] : owner) {
         const GlobalTu& tu = tus.at(*main);
@@ -550,40 +570,62 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
                 held == outOwnerOf.end() ? outPathOf.end() : outPathOf.find(held->second);
             write = heldOwner == outPathOf.end() || heldOwner->second != *main;
         }
-        if (write)
-            writes[*main].push_back(path);
-    }
-    for (const auto& [path, tu] : tus) {
-        Shard& shard = shards[tu.shard];
-        auto writing = writes.find(path);
-        if (!tu.rewrite && writing == writes.end())
+        if (!write)
             continue;
-        IndexedTu indexed;
+        const Shard& shard = shards[tu.shard];
+        auto heldBy = shard.ownerOf.find(path);
+        const auto heldPath =
+            heldBy == shard.ownerOf.end() ? shard.pathOf.end() : shard.pathOf.find(heldBy->second);
+        if (heldPath == shard.pathOf.end() || heldPath->second != *main)
+            throw MergeError(
+                "shard '" + shard.dir.string() + "' holds " + path + " as extracted by " +
+                (heldPath == shard.pathOf.end() ? std::string("no TU") : heldPath->second) +
+                ", not by " + *main +
+                ", which ranks first among the TUs that include it: the shards "
+                "saw different trees (index them again, from one tree)");
+        writes[*main].push_back(path);
+    }
+    // The TUs' tables of absent paths, mapped by path: an id the shard does not hold is damage.
+    std::map<std::string, IndexedTu> publications;
+    for (const auto& [path, tu] : tus) {
+        const Shard& shard = shards[tu.shard];
+        if (!tu.rewrite && !writes.contains(path))
+            continue;
+        IndexedTu& indexed = publications[path];
         indexed.mainFile = path;
         indexed.record = tu.record;
         for (uint32_t id : tu.record.fileIds)
             indexed.includedFiles.push_back(shard.pathOf.at(id));
         indexed.includedHashes = tu.record.fileHashes;
+        auto absentPath = [&](uint32_t id) {
+            auto found = shard.absentOf.find(id);
+            if (found == shard.absentOf.end())
+                throw MergeError("shard '" + shard.dir.string() + "' is damaged: the record of " +
+                                 path + " names an absent path it does not hold");
+            return found->second;
+        };
         for (uint32_t id : tu.record.absentIds)
-            if (auto found = shard.absentOf.find(id); found != shard.absentOf.end())
-                indexed.absentPaths.push_back(found->second);
-        for (const TuRecord::Alias& alias : tu.record.aliases)
-            if (auto name = shard.absentOf.find(alias.nameId);
-                name != shard.absentOf.end() && alias.fileIndex < indexed.includedFiles.size())
-                indexed.aliases.emplace_back(name->second, indexed.includedFiles[alias.fileIndex]);
-        if (writing != writes.end()) {
+            indexed.absentPaths.push_back(absentPath(id));
+        for (const TuRecord::Alias& alias : tu.record.aliases) {
+            if (alias.fileIndex >= indexed.includedFiles.size())
+                throw MergeError("shard '" + shard.dir.string() + "' is damaged: an alias of " +
+                                 path + " names no file it read");
+            indexed.aliases.emplace_back(absentPath(alias.nameId),
+                                         indexed.includedFiles[alias.fileIndex]);
+        }
+    }
+
+    summary.tusRemoved = removals.removeTus.size();
+    summary.filesRemoved = removals.removeFiles.size();
+    if (!removals.removeTus.empty() || !removals.removeFiles.empty())
+        out.apply(std::move(removals));
+    // Files of TUs not written again whose stamps their shard updated (touched, not changed).
+    StoreEdit stamps;
+    for (auto& [path, indexed] : publications) {
+        const GlobalTu& tu = tus.at(path);
+        const Shard& shard = shards[tu.shard];
+        if (auto writing = writes.find(path); writing != writes.end())
             for (const std::string& file : writing->second) {
-                auto heldBy = shard.ownerOf.find(file);
-                const auto heldPath = heldBy == shard.ownerOf.end()
-                                          ? shard.pathOf.end()
-                                          : shard.pathOf.find(heldBy->second);
-                if (heldPath == shard.pathOf.end() || heldPath->second != path)
-                    throw MergeError(
-                        "shard '" + shard.dir.string() + "' holds " + file + " as extracted by " +
-                        (heldPath == shard.pathOf.end() ? std::string("no TU") : heldPath->second) +
-                        ", not by " + path +
-                        ", which ranks first among the TUs that include it; index the shard "
-                        "again");
                 IndexedFile content;
                 content.file = *shard.snapshot->file(file);
                 content.symbols = shard.snapshot->fileSymbols(file).value_or(std::vector<Symbol>{});
@@ -592,10 +634,22 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
                 indexed.files.push_back(std::move(content));
                 ++summary.filesWritten;
             }
-        }
         ++summary.tusWritten;
         out.publish(std::move(indexed));
     }
+    for (const auto& [path, main] : owner) {
+        if (publications.contains(*main))
+            continue; // written whole above
+        const Shard& shard = shards[tus.at(*main).shard];
+        const std::optional<FileRecord> now = shard.snapshot->file(path);
+        const auto held = outFiles.find(path);
+        if (now && held != outFiles.end() &&
+            (now->mtimeNs != held->second.mtimeNs || now->size != held->second.size ||
+             now->ctimeNs != held->second.ctimeNs || now->inode != held->second.inode))
+            stamps.touchFiles.push_back(*now); // only the stamps are taken
+    }
+    if (!stamps.touchFiles.empty())
+        out.apply(std::move(stamps));
     out.flush();
 
     // Absent paths no TU names any more, and what the next merge and shard runs read.

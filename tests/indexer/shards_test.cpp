@@ -66,14 +66,22 @@ struct Tree {
     }
     void writeDb(int tus = 8) const {
         std::string json = "[\n";
-        for (int i = 0; i < tus; ++i) {
-            const std::string file = (dir / ("t" + std::to_string(i) + ".cc"));
-            json += std::string(i ? ",\n" : "") + "{\"directory\": \"" + dir.path().string() +
-                    "\", \"file\": \"" + file + "\", \"arguments\": [\"clang++\", \"-std=c++17\"" +
-                    (i % 2 ? "" : ", \"-DMODE_A\"") + ", \"-c\", \"" + file + "\"]}";
-        }
+        auto entry = [&](const std::string& file, const std::string& flags) {
+            json += std::string(json.size() > 2 ? ",\n" : "") + "{\"directory\": \"" +
+                    dir.path().string() + "\", \"file\": \"" + file +
+                    "\", \"arguments\": [\"clang++\"" + flags + ", \"-c\", \"" + file + "\"]}";
+        };
+        for (int i = 0; i < tus; ++i)
+            entry(dir / ("t" + std::to_string(i) + ".cc"),
+                  std::string(", \"-std=c++17\"") + (i % 2 ? "" : ", \"-DMODE_A\""));
+        for (const auto& [file, flags] : extra)
+            entry(dir / file, flags);
         test::writeFile(dir / "compile_commands.json", json + "\n]\n");
     }
+    /// More entries: (file, the arguments after the compiler, each as `, "ARG"`).
+    std::vector<std::pair<std::string, std::string>> extra;
+    Isolation isolation = Isolation::InProcess;
+    std::chrono::milliseconds tuTimeout{0};
     CompileDatabase db() const {
         std::string error;
         auto loaded = loadCompileDatabase(dir.path().string(), &error);
@@ -83,7 +91,8 @@ struct Tree {
     IndexOptions options() const {
         IndexOptions options;
         options.threads = 2;
-        options.isolation = Isolation::InProcess;
+        options.isolation = isolation;
+        options.tuTimeout = tuTimeout;
         return options;
     }
     /// One machine's index of the whole database, into a fresh store.
@@ -119,8 +128,12 @@ struct Tree {
         return dirs;
     }
     /// Merges shards 0..n-1 into dir/merged; returns the summary and the merged dump.
-    std::pair<MergeSummary, std::string> merge(uint32_t n) const {
-        auto out = openStore(dir / "merged");
+    std::pair<MergeSummary, std::string> merge(uint32_t n, size_t initialMapSize = 0) const {
+        StoreOptions options;
+        options.directory = dir / "merged";
+        if (initialMapSize)
+            options.initialMapSize = initialMapSize;
+        auto out = SymbolStore::open(options);
         MergeSummary summary = mergeShards(*out, shardDirs(n));
         return {summary, dumpOf(*out, dir.path())};
     }
@@ -257,6 +270,17 @@ TEST_CASE("merging again takes only the shards that ran, and follows owners acro
     CHECK(odd.tusWritten == 4);
     CHECK(mergedOdd == tree.whole());
     CHECK(mergedOdd.find("Odder") != std::string::npos);
+
+    // `symdex index` on the merged store (a developer catching up): it is no longer what the
+    // merge wrote, so the next merge takes every shard again and writes every TU.
+    {
+        auto merged = openStore(tree.dir / "merged");
+        Indexer(*merged, tree.options()).run(tree.db());
+    }
+    const auto [full, mergedFull] = tree.merge(3);
+    CHECK(full.shardsMerged == 3);
+    CHECK(full.tusWritten == 8);
+    CHECK(mergedFull == tree.whole());
 }
 
 TEST_CASE("a merge refuses shards that do not make one index, naming the shard", "[shards]") {
@@ -380,4 +404,58 @@ TEST_CASE("shards are balanced by the parse times a merged store recorded, and k
     const Partition moved = partitionDatabase(db, 3, &merged);
     CHECK(!moved.kept);
     CHECK(std::count(moved.shardOf.begin(), moved.shardOf.end(), moved.shardOf[slow]) == 1);
+}
+
+TEST_CASE("TUs that fail or crash own nothing, in shards as on one machine, and a file that loses "
+          "its last owner is emptied for every TU that reads it",
+          "[shards]") {
+    Tree tree;
+    tree.isolation = Isolation::Process; // a parse past --tu-timeout is stopped in its worker
+    tree.tuTimeout = std::chrono::milliseconds(1500);
+    tree.write("lonely.h", "#pragma once\nstruct Lonely { int l; };\n");
+    tree.write("good.cc", "#include \"lonely.h\"\nint good() { return Lonely{1}.l; }\n");
+    // libclang refuses its command: failed, and its main file has no contents.
+    tree.write("bad.cc", "#include \"h.h\"\n#include \"lonely.h\"\nint bad() { return 1; }\n");
+    // Minutes of constant evaluation: stopped after 1.5 s, crashed ("timed out").
+    tree.write("slow.cc", "#include \"lonely.h\"\nconstexpr long spin() { long x = 0; for (long "
+                          "i = 0; i < (1L << 40); ++i) x += i % 7; return x; }\n"
+                          "constexpr long slow = spin();\n");
+    tree.extra = {{"good.cc", ", \"-std=c++17\""},
+                  {"bad.cc", ", \"-std=bogus\""},
+                  {"slow.cc", ", \"-std=c++17\", \"-fconstexpr-steps=2147483647\""}};
+    tree.writeDb();
+    for (uint32_t k = 0; k < 3; ++k)
+        tree.shard({k, 3});
+    const std::string whole = tree.whole();
+    CHECK(whole.find("tu bad.cc failed") != std::string::npos);
+    CHECK(whole.find("tu slow.cc crashed") != std::string::npos);
+    CHECK(tree.merge(3).second == whole);
+
+    // good.cc no longer includes lonely.h: nothing that parsed well reads it, and bad.cc and
+    // slow.cc, whose shards may not run, still name it. Only good.cc's shard runs again.
+    tree.write("good.cc", "int good() { return 2; }\n");
+    uint32_t goodShard = 0;
+    for (uint32_t k = 0; k < 3; ++k)
+        for (const auto& [path, rank] : planShard(tree.db(), {k, 3}, nullptr).manifest.tus)
+            if (path.ends_with("/good.cc"))
+                goodShard = k;
+    tree.shard({goodShard, 3});
+    const auto [summary, merged] = tree.merge(3);
+    CHECK(summary.shardsMerged == 1);
+    CHECK(merged == tree.whole());
+    CHECK(merged.find("file lonely.h hash 0 symbols 0 references 0 owner -") != std::string::npos);
+}
+
+TEST_CASE("a merge that outgrows the output store's map grows it", "[shards]") {
+    Tree tree;
+    std::string big = "#pragma once\n";
+    for (int i = 0; i < 3000; ++i)
+        big += "inline int generated" + std::to_string(i) + "(int x) { return x + " +
+               std::to_string(i) + "; }\n";
+    tree.write("common.h", big);
+    for (uint32_t k = 0; k < 2; ++k)
+        tree.shard({k, 2});
+    const auto [summary, merged] = tree.merge(2, size_t(128) << 10);
+    CHECK(merged == tree.whole());
+    CHECK(merged.find("generated2999") != std::string::npos);
 }
