@@ -4,6 +4,7 @@
 #include "indexer/header_claims.h"
 #include "indexer/parse_worker.h"
 #include "indexer/pch.h"
+#include "indexer/shards.h"
 #include "store/encoding.h"
 
 #include <tbb/concurrent_vector.h>
@@ -297,6 +298,13 @@ IndexSummary Indexer::run(const CompileDatabase& db) {
     const std::pair<double, double> usageStart = cpuSeconds();
     const CommitStats commitsStart = store_.commitStats();
     const LockTelemetry locksStart = LockTelemetry::snapshot();
+    // A merged store indexed here no longer holds what the shards' merge wrote: the next merge
+    // into it takes every shard again (indexer/shards.h).
+    if (auto merged = store_.snapshot().metaValue(kMergeMetaKey); merged && !merged->empty()) {
+        StoreEdit edit;
+        edit.setMeta.emplace_back(kMergeMetaKey, std::string());
+        store_.apply(std::move(edit));
+    }
     for (unsigned i = 0; i <= threads_; ++i) {
         slots_[i].tusDone = 0;
         slots_[i].files = 0;
