@@ -27,10 +27,11 @@ int runMerge(const QStringList& args) {
         throw UsageError{"merge needs the shards' stores: symdex merge --store OUT SHARD..."};
     StoreOptions options;
     options.directory = storeDirectory(parser);
-    const std::filesystem::path out =
-        std::filesystem::absolute(options.directory).lexically_normal();
+    // Canonical: a symlinked path to the same directory is the same store.
+    std::error_code error;
+    const std::filesystem::path out = std::filesystem::weakly_canonical(options.directory, error);
     for (const auto& shard : shards)
-        if (shard == out)
+        if (std::filesystem::weakly_canonical(shard, error) == out)
             throw UsageError{"the output store '" + out.string() + "' is one of the shards"};
     auto store = SymbolStore::open(options);
     const bool fromEmpty = store->stats().files == 0;

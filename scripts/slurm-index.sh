@@ -47,11 +47,20 @@ common=(--parsable)
 [ -n "$limit" ] && common+=(--time="$limit")
 # The shards split the database by the last merge's parse times, where there is one; every task
 # reads the same store, which the merge rewrites only after all of them ended.
-balance=""
-[ -f "$out/data.mdb" ] && balance="--balance-from '$out'"
-
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
-array=$(sbatch "${common[@]}" --job-name=symdex-shard --array="0-$((shards - 1))" \
+balance=""
+[ -f "$out/data.mdb" ] && balance="--balance-from $(q "$out")"
+# A run submitted while the last one's jobs are still queued or running waits for them: its
+# tasks would read a merged store about to change, and the last merge read shards being
+# rewritten.
+after=""
+if [ -f "$work/last-merge-job" ]; then
+  previous=$(cat "$work/last-merge-job")
+  if [ -n "$previous" ] && [ -n "$(squeue -h -j "$previous" 2>/dev/null || true)" ]; then
+    after="--dependency=afterany:$previous"
+  fi
+fi
+array=$(sbatch "${common[@]}" ${after:+"$after"} --job-name=symdex-shard --array="0-$((shards - 1))" \
   --cpus-per-task="$threads" --output="$work/logs/shard-%a.log" \
   --wrap="exec $(q "$symdex") index -q -p $(q "$build") \
 --store $(q "$work/shards")/\$SLURM_ARRAY_TASK_ID --shard \$SLURM_ARRAY_TASK_ID/$shards \
@@ -70,7 +79,11 @@ if [ "$wait" = 1 ]; then
   merge=$(sbatch "${merge_args[@]}" --wait \
     --wrap="exec $(q "$symdex") merge --store $(q "$out")$stores" || true)
   merge=${merge%%;*}
-  state=$(scontrol show job "$merge" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 || true)
+  state=""
+  if [ -n "$merge" ]; then
+    echo "$merge" >"$work/last-merge-job"
+    state=$(scontrol show job "$merge" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 || true)
+  fi
   cat "$work/logs/merge.log" 2>/dev/null || true
   [ "$state" = COMPLETED ] && exit 0
   failed=$(scontrol show job "$array" -o 2>/dev/null |
@@ -81,5 +94,6 @@ if [ "$wait" = 1 ]; then
 fi
 merge=$(sbatch "${merge_args[@]}" --wrap="exec $(q "$symdex") merge --store $(q "$out")$stores")
 merge=${merge%%;*}
+echo "$merge" >"$work/last-merge-job"
 echo "merge: job $merge (after every shard succeeds; log $work/logs/merge.log)"
 echo "follow: squeue -j $array,$merge    the store: $out"

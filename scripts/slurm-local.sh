@@ -57,6 +57,8 @@ sed -e "s|@DIR@|$dir|g" -e "s|@HOST@|$host|g" -e "s|@USER@|$(id -un)|g" \
   -e "s|@CPUS@|$(nproc)|g" -e "s|@CTLD_PORT@|$ctld_port|g" -e "s|@SLURMD_PORT@|$slurmd_port|g" \
   "$here/../tests/slurm/slurm.conf.in" >"$dir/slurm.conf"
 export SLURM_CONF=$dir/slurm.conf
+# If a daemon does not start, stop what did: the caller gets an error and nothing running.
+trap '"$0" stop "$dir"' ERR
 slurmctld -i -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
 
@@ -68,4 +70,5 @@ for _ in $(seq 150); do
 done
 echo "slurm-local.sh: the node did not come up (state '${state:-none}'); logs in $dir" >&2
 tail -n 20 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true
+"$0" stop "$dir"
 exit 1
