@@ -1136,6 +1136,30 @@ void Indexer::reconcileOwners(Run& run) {
             if (auto file = run.before.files.find(id); file != run.before.files.end())
                 consider(file->second.path, i);
     }
+    // What no TU that parsed well extracts any more keeps no contents: the main file of a TU
+    // that failed or crashed now, a header only such TUs include. A clean index records them
+    // empty; the store still holds what their last owner extracted.
+    {
+        auto well = [&](size_t i) {
+            if (run.parsed[i])
+                return parsedWell(run.results[i]);
+            auto stored = run.before.tus.find(run.db.commands[i].file);
+            return stored != run.before.tus.end() && parsedWell(stored->second);
+        };
+        StoreEdit clear;
+        for (const auto& [id, file] : run.before.files) {
+            if (file.ownerFileId == 0)
+                continue;
+            if (auto tu = run.tuOf.find(file.path); tu != run.tuOf.end()) {
+                if (!well(tu->second))
+                    clear.clearFiles.push_back(file.path);
+            } else if (!owner.contains(file.path)) {
+                clear.clearFiles.push_back(file.path);
+            }
+        }
+        if (!clear.clearFiles.empty())
+            store_.apply(std::move(clear));
+    }
     // Who holds each header now: the best rank that published it in this run, else the store's
     // owner if that TU is up to date and was not parsed again.
     std::unordered_map<std::string, size_t> holder;

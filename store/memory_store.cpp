@@ -160,6 +160,14 @@ struct MemoryStore::State {
                 ids.erase(path);
             }
         }
+        for (const std::string& path : edit.clearFiles) {
+            if (uint32_t id = fileId(path, false)) {
+                removeContents(id);
+                auto empty = std::make_shared<MemoryFile>();
+                empty->record.path = path;
+                files[id] = std::move(empty);
+            }
+        }
         for (const auto& [key, value] : edit.setMeta)
             meta[key] = value;
         for (const FileRecord& stamp : edit.touchFiles) {
@@ -394,6 +402,8 @@ void MemoryStore::publish(IndexedTu tu) {
 void MemoryStore::apply(StoreEdit edit) {
     std::lock_guard writing(writeMu_);
     for (const std::string& path : edit.removeFiles)
+        accepted_.erase(path);
+    for (const std::string& path : edit.clearFiles)
         accepted_.erase(path);
     write([&](State& state) { state.apply(edit); });
 }

@@ -74,6 +74,10 @@ struct StoreEdit {
     /// Entries of the store's metadata to write (key, value): what a shard's or a merge's run
     /// records about itself (indexer/shards.h). The key "format" is the store's own.
     std::vector<std::pair<std::string, std::string>> setMeta;
+    /// Files whose contents no TU that parsed well extracts any more (their owner failed or
+    /// crashed, or stopped including them, and no other TU includes them): emptied, as a clean
+    /// index records them, keeping their id, which TU records name.
+    std::vector<std::string> clearFiles;
 };
 
 /// A symbol occurrence with the file that holds it.

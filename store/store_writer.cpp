@@ -103,8 +103,8 @@ size_t fileCount(const WriteOp& op) {
     if (const auto* tu = std::get_if<PendingTu>(&op))
         return std::max<size_t>(1, tu->files.size());
     const auto& edit = std::get<StoreEdit>(op);
-    return std::max<size_t>(1, edit.removeFiles.size() + edit.touchFiles.size() +
-                                   edit.removeAbsentPaths.size() / 64);
+    return std::max<size_t>(1, edit.removeFiles.size() + edit.clearFiles.size() +
+                                   edit.touchFiles.size() + edit.removeAbsentPaths.size() / 64);
 }
 
 namespace {
@@ -196,6 +196,16 @@ public:
                 txn_.del(s_.tus, fileIdKey(id));
                 txn_.del(s_.files, fileIdKey(id));
                 txn_.del(s_.paths, path);
+            }
+            committed_.emplace_back(path, kRemoved);
+        }
+        for (const std::string& path : edit.clearFiles) {
+            if (uint32_t id = fileId(path, false)) {
+                removeContents(id);
+                written_.erase(path);
+                FileRecord empty;
+                empty.path = path;
+                txn_.put(s_.files, fileIdKey(id), encodeFileRecord(empty));
             }
             committed_.emplace_back(path, kRemoved);
         }

@@ -44,6 +44,7 @@ struct Tree {
     TempDir dir;
     std::unique_ptr<SymbolStore> store;
     Isolation isolation;
+    std::chrono::milliseconds tuTimeout{0}; ///< 0: IndexOptions' default
 
     explicit Tree(Isolation mode) : isolation(mode) {
         StoreOptions options;
@@ -57,6 +58,8 @@ struct Tree {
         IndexOptions options;
         options.threads = 2;
         options.isolation = isolation;
+        if (tuTimeout.count())
+            options.tuTimeout = tuTimeout;
         return Indexer(into, options).run(*db);
     }
     IndexSummary index() { return index(*store); }
@@ -166,4 +169,50 @@ TEST_CASE("a run interrupted after the owner left the database leaves no header 
     tree.index();
     CHECK(tree.dump() == tree.clean());
     CHECK(tree.dump().find("owner -") == std::string::npos);
+}
+
+TEST_CASE("a TU that starts to fail or crash leaves nothing of what it extracted",
+          "[index][ownership]") {
+    Tree tree(Isolation::Process); // a parse past the timeout is stopped in its worker
+    tree.tuTimeout = std::chrono::milliseconds(1500);
+    test::writeFile(tree.dir / "h.h", kModalHeader);
+    test::writeFile(tree.dir / "only_a.h", "#pragma once\nstruct OnlyA { int a; };\n");
+    const std::string a = std::string("#include \"only_a.h\"\n") + kBigA;
+    test::writeFile(tree.dir / "a.cpp", a);
+    test::writeFile(tree.dir / "b.cpp", kSmallB);
+    writeDb(tree.dir.path(), {{"a.cpp", {"-DMODE_A"}}, {"b.cpp", {}}});
+    tree.index();
+    REQUIRE(tree.holds("OnlyA"));
+    REQUIRE(tree.holds("mode_a_fn"));
+    REQUIRE(tree.dump() == tree.clean());
+
+    // a.cpp now spins in constant evaluation until it is stopped: crashed ("timed out"), after
+    // it read both headers. Its main file and only_a.h, which nothing else includes, are emptied;
+    // h.h goes to b.cpp.
+    test::writeFile(tree.dir / "a.cpp",
+                    a + "constexpr long spin() { long x = 0; for (long i = 0; i < (1L << 40); ++i) "
+                        "x += i % 7; return x; }\nconstexpr long slow = spin();\n");
+    writeDb(tree.dir.path(),
+            {{"a.cpp", {"-DMODE_A", "-fconstexpr-steps=2147483647"}}, {"b.cpp", {}}});
+    CHECK(tree.index().tusCrashed == 1);
+    CHECK_FALSE(tree.holds("OnlyA"));
+    CHECK_FALSE(tree.holds("a"));
+    CHECK(tree.holds("mode_b_fn"));
+    const std::string crashed = tree.dump();
+    CHECK(crashed.find("file a.cpp hash 0 symbols 0 references 0 owner -") != std::string::npos);
+    CHECK(crashed.find("file only_a.h hash 0 symbols 0 references 0 owner -") != std::string::npos);
+    CHECK(crashed == tree.clean());
+
+    // Fails instead (libclang refuses the command): the same, and only_a.h is no longer read.
+    test::writeFile(tree.dir / "a.cpp", a);
+    writeDb(tree.dir.path(), {{"a.cpp", {"-std=bogus"}}, {"b.cpp", {}}});
+    CHECK(tree.index().tusFailed == 1);
+    CHECK(tree.dump() == tree.clean());
+
+    // And back: everything as before.
+    writeDb(tree.dir.path(), {{"a.cpp", {"-DMODE_A"}}, {"b.cpp", {}}});
+    tree.index();
+    CHECK(tree.holds("OnlyA"));
+    CHECK(tree.holds("mode_a_fn"));
+    CHECK(tree.dump() == tree.clean());
 }

@@ -237,7 +237,9 @@ TEST_CASE("re-indexing removes and renames names in the name index, leaving noth
         store->flush();
         CHECK(find(*store, "glps") == Strings{"word:GetLengthPrefixedSlice"});
         store->publish(makeTu("/p/lib.cc", edited));
-        store->apply(StoreEdit{{}, {"/p/two.cc"}, {}});
+        StoreEdit removal;
+        removal.removeFiles = {"/p/two.cc"};
+        store->apply(std::move(removal));
         store->flush();
         CHECK(find(*store, "glps").empty());
         CHECK(find(*store, "ngthpre").empty());

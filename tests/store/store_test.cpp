@@ -846,7 +846,9 @@ TEST_CASE("a full disk fails the commit with ENOSPC, hides what it did not store
         store->publish(bigTu("/p/other.cc", "other_", 10));
         REQUIRE_NOTHROW(store->flush());
         CHECK(store->resolveName("other_1").size() == 1);
-        store->apply(StoreEdit{{}, {"/p/other.cc"}, {}});
+        StoreEdit removal;
+        removal.removeFiles = {"/p/other.cc"};
+        store->apply(std::move(removal));
         store->flush();
     }
     store->publish(bigTu("/p/big.cc", "big_", 20000));
