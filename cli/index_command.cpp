@@ -415,11 +415,7 @@ int runIndex(const QStringList& args) {
                          plan.kept ? " (the split of --balance-from kept)" : "");
         db = std::move(plan.share);
         manifest = std::move(plan.manifest);
-        // Until the run ends, the store says it is unfinished: a merge refuses it.
-        StoreEdit running;
-        running.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(*manifest));
-        store->apply(std::move(running));
-        store->flush();
+        recordShardManifest(*store, *manifest); // run id 0: unfinished until the run ends
     }
     const bool fromEmpty = store->stats().files == 0;
     options.pchDirectory = (store->directory() / "pch").string();
@@ -431,10 +427,7 @@ int runIndex(const QStringList& args) {
     }
     if (manifest && !summary.cancelled) {
         manifest->runId = newShardRunId();
-        StoreEdit done;
-        done.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(*manifest));
-        store->apply(std::move(done));
-        store->flush();
+        recordShardManifest(*store, *manifest);
     }
     // After a run that wrote much (a cold index above all), LMDB's file holds the pages the
     // last commits freed and pages split at random inserts, two-thirds full; rewritten, it is

@@ -251,10 +251,6 @@ private:
     std::unordered_set<std::string> paths_;
 };
 
-bool parsedWell(const TuRecord& record) {
-    return record.status == TuStatus::Ok || record.status == TuStatus::Errors;
-}
-
 } // namespace
 
 /// One thread's way to parse: a worker process, or a libclang session in this process.
@@ -1122,15 +1118,19 @@ void Indexer::reconcileOwners(Run& run) {
         if (!inserted && run.rankOf[i] < run.rankOf[it->second])
             it->second = i;
     };
+    // [tu]: parsed well, now or (up to date) when it was last parsed.
+    std::vector<char> well(run.n, 0);
     for (size_t i = 0; i < run.n; ++i) {
         if (run.parsed[i]) {
-            if (parsedWell(run.results[i]))
+            well[i] = parsedWell(run.results[i]);
+            if (well[i])
                 for (const std::string& path : run.included[i])
                     consider(path, i);
             continue;
         }
         auto stored = run.before.tus.find(run.db.commands[i].file);
-        if (stored == run.before.tus.end() || !parsedWell(stored->second))
+        well[i] = stored != run.before.tus.end() && parsedWell(stored->second);
+        if (!well[i])
             continue;
         for (uint32_t id : stored->second.fileIds)
             if (auto file = run.before.files.find(id); file != run.before.files.end())
@@ -1140,18 +1140,12 @@ void Indexer::reconcileOwners(Run& run) {
     // that failed or crashed now, a header only such TUs include. A clean index records them
     // empty; the store still holds what their last owner extracted.
     {
-        auto well = [&](size_t i) {
-            if (run.parsed[i])
-                return parsedWell(run.results[i]);
-            auto stored = run.before.tus.find(run.db.commands[i].file);
-            return stored != run.before.tus.end() && parsedWell(stored->second);
-        };
         StoreEdit clear;
         for (const auto& [id, file] : run.before.files) {
             if (file.ownerFileId == 0)
                 continue;
             if (auto tu = run.tuOf.find(file.path); tu != run.tuOf.end()) {
-                if (!well(tu->second))
+                if (!well[tu->second])
                     clear.clearFiles.push_back(file.path);
             } else if (!owner.contains(file.path)) {
                 clear.clearFiles.push_back(file.path);

@@ -293,11 +293,14 @@ uint64_t newShardRunId() {
     return id;
 }
 
-namespace {
-
-bool parsedWell(const TuRecord& record) {
-    return record.status == TuStatus::Ok || record.status == TuStatus::Errors;
+void recordShardManifest(Store& store, const ShardManifest& manifest) {
+    StoreEdit edit;
+    edit.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(manifest));
+    store.apply(std::move(edit));
+    store.flush();
 }
+
+namespace {
 
 /// One shard's store, opened read-only, with what the merge reads of it.
 struct Shard {

@@ -81,9 +81,9 @@ struct Partition {
 /// (lowest number among equals). If `balanceFrom` records the partition of an earlier run into
 /// as many shards, and keeping its assignments (new TUs placed as above) loads no shard more
 /// than 25% above what a new partition would, it is kept: a shard's store then keeps its TUs
-/// and re-parses only what changed (parse times vary from run to run by more than 10% on a
-/// busy machine, and a TU parsed against a PCH costs a fraction of one parsed whole: a tighter
-/// rule moved TUs on every run). Deterministic: every shard computes the same.
+/// and re-parses only what changed (with 10%, the second and third runs on unchanged LevelDB each
+/// split it anew: parse times vary, and a TU parsed against a PCH costs a fraction of one parsed
+/// whole; docs/shards.md). Deterministic: every shard computes the same.
 Partition partitionDatabase(const CompileDatabase& db, uint32_t count, const Store* balanceFrom);
 
 /// What shard `spec` of `db` indexes: its share of the database (the commands in database order)
@@ -97,6 +97,10 @@ ShardPlan planShard(const CompileDatabase& db, ShardSpec spec, const Store* bala
 
 /// A new run id, never 0.
 uint64_t newShardRunId();
+
+/// Writes `manifest` into a shard's store and waits until it is committed: with run id 0 before
+/// the shard's run (a merge then refuses the shard), with newShardRunId() after it.
+void recordShardManifest(Store& store, const ShardManifest& manifest);
 
 /// A merge that cannot be done (a shard missing, of another database, unfinished, damaged):
 /// the message names the shard's directory and says what to do.

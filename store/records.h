@@ -217,6 +217,12 @@ struct TuRecord {
     friend bool operator==(const TuRecord&, const TuRecord&) = default;
 };
 
+/// It parsed (with or without errors): only such a TU owns the files it read
+/// (docs/dependencies.md).
+inline bool parsedWell(const TuRecord& record) {
+    return record.status == TuStatus::Ok || record.status == TuStatus::Errors;
+}
+
 std::string encodeSymbol(const Symbol& symbol);
 std::optional<Symbol> decodeSymbol(std::string_view bytes);
 std::string encodeReference(const Reference& ref);

@@ -106,16 +106,10 @@ struct Tree {
     ShardPlan shard(ShardSpec spec, const Store* balanceFrom = nullptr) const {
         ShardPlan plan = planShard(db(), spec, balanceFrom);
         auto store = openStore(shardDir(spec.index));
-        StoreEdit running;
-        running.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(plan.manifest));
-        store->apply(std::move(running));
-        store->flush();
+        recordShardManifest(*store, plan.manifest);
         Indexer(*store, options()).run(plan.share);
         plan.manifest.runId = newShardRunId();
-        StoreEdit done;
-        done.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(plan.manifest));
-        store->apply(std::move(done));
-        store->flush();
+        recordShardManifest(*store, plan.manifest);
         return plan;
     }
     std::filesystem::path shardDir(uint32_t k) const {
@@ -181,10 +175,7 @@ TEST_CASE("the golden fixture merged from three shards is the golden fixture's i
         auto store = openStore(shards.back());
         Indexer(*store, options).run(plan.share);
         plan.manifest.runId = newShardRunId();
-        StoreEdit done;
-        done.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(plan.manifest));
-        store->apply(std::move(done));
-        store->flush();
+        recordShardManifest(*store, plan.manifest);
     }
     auto merged = openStore(dir / "merged");
     mergeShards(*merged, shards);
@@ -309,11 +300,7 @@ TEST_CASE("a merge refuses shards that do not make one index, naming the shard",
     // A run that did not finish leaves its shard unmergeable.
     {
         auto store = openStore(all[1]);
-        ShardManifest running = planShard(tree.db(), {1, 3}, nullptr).manifest;
-        StoreEdit edit;
-        edit.setMeta.emplace_back(kShardMetaKey, encodeShardManifest(running));
-        store->apply(std::move(edit));
-        store->flush();
+        recordShardManifest(*store, planShard(tree.db(), {1, 3}, nullptr).manifest);
     }
     CHECK_THROWS_WITH(mergeOf(all), Contains("its last run did not finish"));
     tree.shard({1, 3});
