@@ -191,10 +191,19 @@ QJsonObject waitUntilIdle(protocol::RpcClient& client, std::chrono::milliseconds
     }
 }
 
-QJsonObject waitForReindex(protocol::RpcClient& client, std::chrono::milliseconds timeout) {
-    std::optional<QJsonObject> note = client.waitForNotification("symdex/reindexed", timeout);
-    REQUIRE(note);
-    return (*note)["params"].toObject();
+QJsonObject waitForReindex(protocol::RpcClient& client, std::chrono::milliseconds timeout,
+                           qint64 afterRun) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        std::optional<QJsonObject> note =
+            client.waitForNotification("symdex/reindexed", std::max(left, 0ms));
+        REQUIRE(note);
+        const QJsonObject params = (*note)["params"].toObject();
+        if (params["run"].toInteger() > afterRun)
+            return params;
+    }
 }
 
 QJsonObject positionParams(const std::string& uri, int line, int character) {

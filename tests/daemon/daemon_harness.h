@@ -68,9 +68,12 @@ std::pair<int, std::string> runDaemonToExit(const FixtureTree& tree,
 /// Drops the symdex/reindexed notifications received so far.
 QJsonObject waitUntilIdle(protocol::RpcClient& client,
                           std::chrono::milliseconds timeout = std::chrono::seconds(120));
-/// Waits for the next symdex/reindexed notification and returns its params.
+/// Waits for the next symdex/reindexed notification of a run numbered above `afterRun` and returns
+/// its params. A status that says idle can reach the client before the notification of the run
+/// that just ended (they are sent from different threads): pass the status's "runs" to skip it.
 QJsonObject waitForReindex(protocol::RpcClient& client,
-                           std::chrono::milliseconds timeout = std::chrono::seconds(120));
+                           std::chrono::milliseconds timeout = std::chrono::seconds(120),
+                           qint64 afterRun = 0);
 
 /// LSP TextDocumentPositionParams.
 QJsonObject positionParams(const std::string& uri, int line, int character);

@@ -260,11 +260,11 @@ TEST_CASE("daemon: an edited header re-indexes exactly the TUs that include it",
               readFile(tree.path("src/util.cpp")) + "#include \"extra.h\"\n");
     DaemonProcess daemon(tree);
     auto client = daemon.client();
-    waitUntilIdle(*client);
+    const qint64 runsBefore = waitUntilIdle(*client)["runs"].toInteger();
 
     SECTION("a header of one TU") {
         writeFile(tree.root / "include/extra.h", "inline int extra() { return 8; }\n");
-        const QJsonObject run = waitForReindex(*client);
+        const QJsonObject run = waitForReindex(*client, 120s, runsBefore);
         CHECK(relativePaths(run["tus"], tree) == Strings{"src/util.cpp"});
         CHECK(relativePaths(run["trigger"], tree) == Strings{"include/extra.h"});
         const QJsonObject status = waitUntilIdle(*client);
@@ -275,7 +275,7 @@ TEST_CASE("daemon: an edited header re-indexes exactly the TUs that include it",
         const std::string shapes = tree.path("include/shapes.h");
         writeFile(shapes + ".tmp", readFile(shapes) + "int addedLater();\n");
         std::filesystem::rename(shapes + ".tmp", shapes);
-        const QJsonObject run = waitForReindex(*client);
+        const QJsonObject run = waitForReindex(*client, 120s, runsBefore);
         CHECK(relativePaths(run["tus"], tree) ==
               Strings{"src/broken.cpp", "src/circle.cpp", "src/main.cpp", "src/util.cpp"});
         const QJsonArray found =
@@ -285,7 +285,7 @@ TEST_CASE("daemon: an edited header re-indexes exactly the TUs that include it",
               Strings{"include/shapes.h:54:4-54:14"});
         // The replaced file is still watched: a second edit is seen too.
         writeFile(shapes, readFile(shapes) + "int addedAgain();\n");
-        CHECK(waitForReindex(*client)["tus"].toArray().size() == 4);
+        CHECK(waitForReindex(*client, 120s, run["run"].toInteger())["tus"].toArray().size() == 4);
         CHECK(client->call("workspace/symbol", QJsonObject{{"query", "addedAgain"}})
                   .toArray()
                   .size() == 1);
@@ -294,7 +294,7 @@ TEST_CASE("daemon: an edited header re-indexes exactly the TUs that include it",
         writeFile(tree.root / "src/added.cpp", "int addedTu() { return 1; }\n");
         tree.sources.push_back("src/added.cpp");
         tree.writeDatabase();
-        const QJsonObject run = waitForReindex(*client);
+        const QJsonObject run = waitForReindex(*client, 120s, runsBefore);
         CHECK(relativePaths(run["tus"], tree) == Strings{"src/added.cpp"});
         CHECK(
             client->call("workspace/symbol", QJsonObject{{"query", "addedTu"}}).toArray().size() ==
@@ -305,11 +305,12 @@ TEST_CASE("daemon: an edited header re-indexes exactly the TUs that include it",
             "textDocument/didSave",
             QJsonObject{{"textDocument",
                          QJsonObject{{"uri", QString::fromStdString(tree.uri("src/main.cpp"))}}}});
-        CHECK(waitForReindex(*client)["tus"].toArray().isEmpty()); // nothing changed on disk
+        const QJsonObject saved = waitForReindex(*client, 120s, runsBefore);
+        CHECK(saved["tus"].toArray().isEmpty()); // nothing changed on disk
         const QJsonObject queued =
             client->call("symdex/index", QJsonObject{{"force", true}}).toObject();
         CHECK(queued["queued"].toBool());
-        const QJsonObject run = waitForReindex(*client);
+        const QJsonObject run = waitForReindex(*client, 120s, saved["run"].toInteger());
         CHECK(run["tus"].toArray().size() == 4);
         CHECK(run["force"].toBool());
     }

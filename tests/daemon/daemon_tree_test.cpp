@@ -126,18 +126,18 @@ TEST_CASE("daemon tree: a header created in an include directory starts a run", 
 
     SECTION("an existing include directory") {
         writeFile(tree.root / "include/version.h", "#define VERSION 2\n");
-        const QJsonObject run = waitForReindex(*client, 5s);
+        const QJsonObject run = waitForReindex(*client, 5s, runs);
         CHECK(contains(run["trigger"], tree.path("include")));
     }
     SECTION("an include directory that did not exist") {
         std::filesystem::create_directory(tree.root / "gen");
         writeFile(tree.root / "gen/version.h", "#define VERSION 2\n");
-        const QJsonObject run = waitForReindex(*client, 5s);
+        const QJsonObject run = waitForReindex(*client, 5s, runs);
         CHECK(run["error"].isUndefined());
-        waitUntilIdle(*client);
+        const qint64 after = waitUntilIdle(*client)["runs"].toInteger();
         // gen/ is watched itself now: a second header there starts another run.
         writeFile(tree.root / "gen/config.h", "#define CONFIG 1\n");
-        CHECK(contains(waitForReindex(*client, 5s)["trigger"], tree.path("gen")));
+        CHECK(contains(waitForReindex(*client, 5s, after)["trigger"], tree.path("gen")));
     }
 }
 
@@ -165,17 +165,19 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
     FixtureTree tree;
     DaemonProcess daemon(tree);
     auto client = daemon.client();
-    waitUntilIdle(*client);
+    // Runs up to this one are over; their notification may still be on its way.
+    const qint64 runsBefore = waitUntilIdle(*client)["runs"].toInteger();
     REQUIRE(found(*client, "Circle") > 0);
     const size_t circles = found(*client, "Circle");
 
     SECTION("the database becomes []") {
         // Replaced whole (a rename), as build tools write it: written in place, the watcher may
-        // start a run on the empty file between the truncation and the write.
-        writeFile(tree.root / "compile_commands.json.new", "[]\n");
-        std::filesystem::rename(tree.root / "compile_commands.json.new",
+        // start a run on the empty file between the truncation and the write. Written outside
+        // the watched directory: a new file beside the database starts a run too.
+        writeFile(tree.dir.path() / "compile_commands.json.new", "[]\n");
+        std::filesystem::rename(tree.dir.path() / "compile_commands.json.new",
                                 tree.root / "compile_commands.json");
-        const QJsonObject run = waitForReindex(*client, 5s);
+        const QJsonObject run = waitForReindex(*client, 5s, runsBefore);
         const std::string kept = run["kept"].toString().toStdString();
         CHECK(kept.find("'" + tree.path("compile_commands.json") + "' has no entries") !=
               std::string::npos);
@@ -186,7 +188,7 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
         CHECK(daemon.log().find("has no entries") != std::string::npos);
 
         tree.writeDatabase();
-        const QJsonObject back = waitForReindex(*client, 5s);
+        const QJsonObject back = waitForReindex(*client, 5s, run["run"].toInteger());
         CHECK(back["kept"].isUndefined());
         CHECK(back["tusTotal"].toInt() == 4);
         CHECK(found(*client, "Circle") == circles);
@@ -194,10 +196,8 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
     SECTION("every entry names a missing file, then the files come back") {
         const std::filesystem::path aside = tree.dir.path() / "src-aside";
         std::filesystem::rename(tree.root / "src", aside);
-        std::optional<QJsonObject> note = client->waitForNotification("symdex/reindexed", 5s);
         INFO("daemon log:\n" << daemon.log());
-        REQUIRE(note);
-        const QJsonObject run = (*note)["params"].toObject();
+        const QJsonObject run = waitForReindex(*client, 5s, runsBefore);
         CHECK(run["kept"].toString().toStdString().find("none of the 4 files") !=
               std::string::npos);
         CHECK(run["skipped"].toArray().size() == 4);
@@ -209,7 +209,7 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
               std::string::npos);
 
         std::filesystem::rename(aside, tree.root / "src");
-        const QJsonObject back = waitForReindex(*client, 5s);
+        const QJsonObject back = waitForReindex(*client, 5s, run["run"].toInteger());
         CHECK(back["kept"].isUndefined());
         CHECK(back["skipped"].toArray().isEmpty());
         CHECK(back["tusTotal"].toInt() == 4);
@@ -218,7 +218,7 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
     SECTION("some entries missing: their TUs go, and the skipped entries are reported") {
         const std::filesystem::path aside = tree.dir.path() / "util.cpp";
         std::filesystem::rename(tree.root / "src/util.cpp", aside);
-        const QJsonObject run = waitForReindex(*client, 5s);
+        const QJsonObject run = waitForReindex(*client, 5s, runsBefore);
         CHECK(run["kept"].isUndefined());
         CHECK(run["tusRemoved"].toInt() == 1);
         CHECK(run["skipped"].toArray().size() == 1);
@@ -227,11 +227,13 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
         CHECK(waitUntilIdle(*client)["tus"].toInt() == 3);
     }
     SECTION("symdex/index with pruneEmpty drops everything") {
-        writeFile(tree.root / "compile_commands.json", "[]\n");
-        CHECK_FALSE(waitForReindex(*client, 5s)["kept"].isUndefined());
-        waitUntilIdle(*client);
+        writeFile(tree.dir.path() / "compile_commands.json.new", "[]\n");
+        std::filesystem::rename(tree.dir.path() / "compile_commands.json.new",
+                                tree.root / "compile_commands.json");
+        CHECK_FALSE(waitForReindex(*client, 5s, runsBefore)["kept"].isUndefined());
+        const qint64 emptied = waitUntilIdle(*client)["runs"].toInteger();
         client->call("symdex/index", QJsonObject{{"pruneEmpty", true}});
-        const QJsonObject run = waitForReindex(*client, 5s);
+        const QJsonObject run = waitForReindex(*client, 5s, emptied);
         CHECK(run["kept"].isUndefined());
         CHECK(run["tusRemoved"].toInt() == 4);
         CHECK(waitUntilIdle(*client)["tus"].toInt() == 0);
