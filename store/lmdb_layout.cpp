@@ -38,7 +38,8 @@ std::string encodeUsrRow(const std::vector<UsrEntry>& entries) {
     for (const UsrEntry& entry : entries) {
         w.varint(entry.fileId - fileId);
         fileId = entry.fileId;
-        w.varint(uint64_t(entry.seq) << 1 | (entry.tag == kRefTag ? 1 : 0));
+        w.varint(uint64_t(entry.seq) << 2 | (entry.relation ? 2 : 0) |
+                 (entry.tag == kRefTag ? 1 : 0));
     }
     return out;
 }
@@ -55,9 +56,12 @@ bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries) {
         const uint64_t delta = r.varint(); // checked before the sum, which could wrap
         fileId += delta;
         const uint64_t seq = r.varint();
-        if (r.failed() || delta > UINT32_MAX || fileId > UINT32_MAX || (seq >> 1) > UINT32_MAX)
+        const bool ref = seq & 1, relation = seq & 2;
+        if (r.failed() || delta > UINT32_MAX || fileId > UINT32_MAX || (seq >> 2) > UINT32_MAX ||
+            (relation && !ref))
             return false;
-        entries.push_back({uint32_t(fileId), seq & 1 ? kRefTag : kDeclTag, uint32_t(seq >> 1)});
+        entries.push_back(
+            {uint32_t(fileId), ref ? kRefTag : kDeclTag, uint32_t(seq >> 2), relation});
     }
     return r.atEnd();
 }

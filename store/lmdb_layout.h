@@ -11,9 +11,11 @@
 //   refs     u32 fileId | u32 block -> RefBlock        a file's references, in source order
 //   refUsrs  u32 fileId -> UsrTable                    the USRs they name (ref_blocks.h)
 //   usrs     u32 bucket (the USR hash's top bits) -> UsrBucket: per USR of the bucket, by hash,
-//            the hash's low 48 bits and its UsrRow: sorted {fileId, 'D'/'R', seq}, varints
-//            (encodeUsrRow). 'D': seq is a row of `symbols`; 'R': the file's references name the
-//            USR, seq is its index in the file's UsrTable
+//            the hash's low 48 bits and its UsrRow: sorted {fileId, 'D'/'R', seq, relation},
+//            varints (encodeUsrRow). 'D': seq is a row of `symbols`; 'R': the file's references
+//            name the USR, seq is its index in the file's UsrTable; relation: some of them are a
+//            base-specifier or an override (format 18), so derived classes and overriders are
+//            found without decoding the files' other references
 //   names    lower-case name -> NameRow: per spelling, its nameId and its declarations
 //            {fileId, seq}, varints (encodeNameRow)
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
@@ -64,15 +66,22 @@ bool decodeUsrBucket(std::string_view bytes, std::vector<UsrBucketRow>& rows);
 std::optional<std::string_view> findUsrRow(std::string_view bucket, uint64_t usrHash,
                                            bool& damaged);
 /// One entry of a `usrs` row: a declaration, row `seq` of `symbols` (kDeclTag), or a file whose
-/// references name the USR, `seq` its index in the file's UsrTable (kRefTag).
+/// references name the USR, `seq` its index in the file's UsrTable (kRefTag), and `relation`
+/// when one of them has kRoleBase or kRoleOverride.
 struct UsrEntry {
     uint32_t fileId = 0;
     char tag = 0;
     uint32_t seq = 0;
+    bool relation = false;
     friend auto operator<=>(const UsrEntry&, const UsrEntry&) = default;
+    /// The same place (`relation` aside): what removing a file's entry matches.
+    bool samePlace(const UsrEntry& o) const {
+        return fileId == o.fileId && tag == o.tag && seq == o.seq;
+    }
 };
 /// A `usrs` value: the entries of one USR, sorted, as varints (the file id as the difference
-/// from the one before; the sequence number shifted left, the low bit set for kRefTag).
+/// from the one before; the sequence number shifted left by two, bit 0 set for kRefTag, bit 1
+/// for `relation`).
 std::string encodeUsrRow(const std::vector<UsrEntry>& entries);
 /// False if `bytes` is not a row.
 bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries);

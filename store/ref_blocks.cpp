@@ -28,6 +28,7 @@ RefBlocks encodeRefBlocks(const std::vector<Reference>& refs) {
 
     RefBlocks out;
     out.targets = uint32_t(targets.size());
+    out.relation.assign(targets.size(), 0);
     std::unordered_map<uint64_t, uint32_t> index;
     index.reserve(targets.size() + containers.size());
     appendBigEndian(out.usrTable, targets.size(), 4);
@@ -49,7 +50,10 @@ RefBlocks encodeRefBlocks(const std::vector<Reference>& refs) {
             line = ref.location.line;
             w.varint(ref.location.column);
             w.varint(ref.roles);
-            w.varint(index.at(ref.usrHash));
+            const uint32_t target = index.at(ref.usrHash);
+            if (ref.roles & (kRoleBase | kRoleOverride))
+                out.relation[target] = 1;
+            w.varint(target);
             w.varint(ref.container ? index.at(ref.container) + 1 : 0);
         }
         std::string block;

@@ -31,6 +31,9 @@ struct RefBlocks {
     std::string usrTable;            ///< u32 targets, then 8 bytes per USR hash
     std::vector<std::string> blocks; ///< kRefsPerBlock references each (the last may be shorter)
     uint32_t targets = 0;            ///< the first `targets` USRs of the table are named by refs
+    /// [index] of each target: 1 if a reference to it is a base-specifier or an override
+    /// (kRoleBase, kRoleOverride), which the `usrs` index marks (lmdb_layout.h).
+    std::vector<char> relation;
 };
 
 /// Encodes `refs` (in source order) as a USR table and blocks.

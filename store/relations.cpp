@@ -78,7 +78,7 @@ std::vector<Related> StoreSnapshot::related(uint64_t usrHash, Relation relation)
                         relation == Relation::OverriddenBy;
     if (inward) {
         // The references to the symbol, each in the symbol that relates to it.
-        view_->forEachReference(usrHash, [&](const Reference& ref, const std::string& path) {
+        auto each = [&](const Reference& ref, const std::string& path) {
             if (!ref.container)
                 return;
             const bool wanted = relation == Relation::Derived        ? (ref.roles & kRoleBase)
@@ -86,7 +86,13 @@ std::vector<Related> StoreSnapshot::related(uint64_t usrHash, Relation relation)
                                                                      : isWrittenUse(ref.roles);
             if (wanted)
                 sites[ref.container].push_back({ref, path});
-        });
+        };
+        // Base-specifiers and overrides: only in the files the index says hold some (a class's
+        // derived classes, not its thousands of uses).
+        if (relation == Relation::Callers)
+            view_->forEachReference(usrHash, each);
+        else
+            view_->forEachRelationReference(usrHash, each);
     } else {
         // The references in the symbol, in the files that declare it (a definition's body for
         // callees; the class definition's base-specifiers; the first declaration's overrides).

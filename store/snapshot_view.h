@@ -69,6 +69,13 @@ public:
     virtual void
     forEachReference(uint64_t usrHash,
                      const std::function<void(const Reference&, const std::string&)>& fn) = 0;
+    /// At least every reference to a USR that has kRoleBase or kRoleOverride, perhaps with
+    /// others (the caller filters): a store that knows which files hold those reads only them.
+    virtual void
+    forEachRelationReference(uint64_t usrHash,
+                             const std::function<void(const Reference&, const std::string&)>& fn) {
+        forEachReference(usrHash, fn);
+    }
 
     virtual std::optional<std::vector<Symbol>> fileSymbols(const std::string& path) = 0;
     virtual std::optional<std::vector<Reference>> fileReferences(const std::string& path) = 0;

@@ -120,6 +120,18 @@ template <typename T> void applyEdit(std::vector<T>& sorted, const T& value, boo
         sorted.erase(at);
 }
 
+/// applyEdit for a `usrs` row: a removal names the entry's place only (removeContents reads the
+/// file's UsrTable, which does not say which targets were relations).
+void editUsrEntry(std::vector<UsrEntry>& sorted, const UsrEntry& entry, bool add) {
+    if (add)
+        return applyEdit(sorted, entry, true);
+    UsrEntry first = entry;
+    first.relation = false;
+    auto at = std::lower_bound(sorted.begin(), sorted.end(), first);
+    if (at != sorted.end() && at->samePlace(entry))
+        sorted.erase(at);
+}
+
 /// The edits of one write transaction.
 class WriteContext {
 public:
@@ -302,7 +314,7 @@ private:
                 txn_.put(s_.refs, rowKey(id, block), refs.blocks[block]);
             const std::optional<UsrTable> table = UsrTable::parse(refs.usrTable);
             for (uint32_t index = 0; index < table->targets(); ++index)
-                editUsr(table->at(index), {id, kRefTag, index}, true);
+                editUsr(table->at(index), {id, kRefTag, index, refs.relation.at(index) != 0}, true);
         }
         FileRecord record = file.record;
         record.ownerFileId = file.ownerPath.empty() ? 0 : fileId(file.ownerPath, true);
@@ -384,7 +396,7 @@ private:
                 if (present && !decodeUsrRow(at->row, entries))
                     throw damaged();
                 for (const auto& [entry, add] : usrEdits_.at(usrHash))
-                    applyEdit(entries, entry, add);
+                    editUsrEntry(entries, entry, add);
                 if (entries.empty()) {
                     if (present)
                         rows.erase(at);

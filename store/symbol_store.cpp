@@ -321,11 +321,11 @@ public:
         return usrEntries_;
     }
 
-    /// Calls fn(fileId, tag, seq) for every index entry of a USR.
+    /// Calls fn(entry) for every index entry of a USR.
     template <typename Fn> void forEachUsrEntry(uint64_t usrHash, Fn&& fn) {
         const std::vector<UsrEntry> entries = usrEntries(usrHash);
         for (const UsrEntry& entry : entries)
-            fn(entry.fileId, entry.tag, entry.seq);
+            fn(entry);
     }
 
     /// The first usrs-index entry of `usrHash` (fileId, seq) that `wanted(fileId, tag)` accepts.
@@ -888,11 +888,11 @@ public:
 
     void forEachOccurrence(uint64_t usrHash,
                            const std::function<void(Symbol&&, const std::string&)>& fn) override {
-        reader_.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t seq) {
-            if (tag != kDeclTag || shadowed(id))
+        reader_.forEachUsrEntry(usrHash, [&](const UsrEntry& entry) {
+            if (entry.tag != kDeclTag || shadowed(entry.fileId))
                 return;
-            if (auto symbol = reader_.symbol(id, seq))
-                fn(std::move(*symbol), reader_.path(id));
+            if (auto symbol = reader_.symbol(entry.fileId, entry.seq))
+                fn(std::move(*symbol), reader_.path(entry.fileId));
         });
         for (const auto& file : staged_)
             for (uint32_t seq : EncodedFile::withUsr(file->symbolsByUsr, usrHash))
@@ -913,11 +913,26 @@ public:
     void
     forEachReference(uint64_t usrHash,
                      const std::function<void(const Reference&, const std::string&)>& fn) override {
-        reader_.forEachUsrEntry(usrHash, [&](uint32_t id, char tag, uint32_t index) {
-            if (tag != kRefTag || shadowed(id))
+        forEachReferenceIn(usrHash, fn, /*relationsOnly=*/false);
+    }
+
+    void forEachRelationReference(
+        uint64_t usrHash,
+        const std::function<void(const Reference&, const std::string&)>& fn) override {
+        forEachReferenceIn(usrHash, fn, /*relationsOnly=*/true);
+    }
+
+    /// forEachReference; with `relationsOnly`, only in the stored files whose `usrs` entry says
+    /// some reference there is a base-specifier or an override.
+    void forEachReferenceIn(uint64_t usrHash,
+                            const std::function<void(const Reference&, const std::string&)>& fn,
+                            bool relationsOnly) {
+        reader_.forEachUsrEntry(usrHash, [&](const UsrEntry& entry) {
+            if (entry.tag != kRefTag || (relationsOnly && !entry.relation) ||
+                shadowed(entry.fileId))
                 return;
-            for (const Reference& ref : reader_.refsTo(id, index))
-                fn(ref, reader_.path(id));
+            for (const Reference& ref : reader_.refsTo(entry.fileId, entry.seq))
+                fn(ref, reader_.path(entry.fileId));
         });
         for (const auto& file : staged_)
             for (uint32_t seq : EncodedFile::withUsr(file->refsByUsr, usrHash))

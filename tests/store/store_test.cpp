@@ -278,6 +278,67 @@ TEST_CASE("USRs sharing a usrs bucket keep their own declarations and references
     check(3);
 }
 
+TEST_CASE("the usrs index marks the files where a class is a base or a method overridden, and "
+          "re-indexing moves the mark",
+          "[store][relations]") {
+    // a.cc: class Derived : Base, and a call to helper(); b.cc only uses Base. Then a.cc derives
+    // from Other instead and calls Base(): Base's entry for a.cc must lose its mark and Other's
+    // gain one, leaving the usrs table as a fresh store writes it.
+    const uint64_t base = hash64("c:@Base"), other = hash64("c:@Other");
+    const uint64_t derived = hash64("c:@Derived"), helper = hash64("c:@helper");
+    auto a = [&](uint64_t parent, uint64_t called, uint64_t hash) {
+        return makeFile("/p/a.cc", hash,
+                        {makeSymbol("Derived", SymbolKind::Class, 5, true),
+                         makeSymbol("Derived::run", SymbolKind::Method, 6, true)},
+                        {Reference{parent, {5, 17}, kRoleReference | kRoleBase, derived},
+                         Reference{called, {7, 9}, kRoleCall, hash64("c:@Derived::run")}});
+    };
+    const IndexedFile b = makeFile("/p/b.cc", 1, {makeSymbol("Base", SymbolKind::Class, 1, true)},
+                                   {Reference{base, {9, 3}, kRoleReference, 0}});
+    auto derivedOf = [](const SymbolStore& store, uint64_t usr) {
+        std::vector<uint64_t> out;
+        for (const Related& r : store.snapshot().related(usr, Relation::Derived))
+            out.push_back(r.usrHash);
+        return out;
+    };
+    auto usrsTable = [](const std::filesystem::path& directory) {
+        auto env = lmdb::Env::open(directory, size_t(64) << 20, 16, 16, 0);
+        lmdb::Txn txn = lmdb::Txn::begin(env, true);
+        lmdb::Cursor cursor(txn, txn.openDb("usrs", 0));
+        std::string rows;
+        std::string_view k, v;
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
+            rows.append(k).append(v);
+        return rows;
+    };
+
+    TempDir dir, fresh;
+    std::string reindexed;
+    {
+        auto store = openStore(dir);
+        store->publish(makeTu("/p/b.cc", {b}));
+        store->publish(makeTu("/p/a.cc", {a(base, helper, 1)}));
+        store->flush();
+        CHECK(derivedOf(*store, base) == std::vector{derived});
+        CHECK(derivedOf(*store, other).empty());
+
+        store->publish(makeTu("/p/a.cc", {a(other, base, 2)}));
+        store->flush();
+        CHECK(derivedOf(*store, base).empty());
+        CHECK(derivedOf(*store, other) == std::vector{derived});
+        CHECK(store->references(base).size() == 2); // the call in a.cc and the use in b.cc
+        CHECK(store->references(helper).empty());
+    }
+    reindexed = usrsTable(dir.path() / "store");
+    {
+        auto store = openStore(fresh);
+        store->publish(makeTu("/p/b.cc", {b}));
+        store->publish(makeTu("/p/a.cc", {a(other, base, 2)}));
+        store->flush();
+    }
+    CHECK(usrsTable(fresh.path() / "store") == reindexed);
+}
+
 TEST_CASE("compaction rewrites the file smaller, every answer the same, and writing goes on",
           "[store][compact]") {
     TempDir dir;
