@@ -10,7 +10,8 @@
 #
 # The tree (ROOT):
 #   compile_commands.json      every entry: c++ -std=c++17 [-Iextra] [-Iinclude0] -Iinclude
-#                              [-DMODE_A] [-DLEVEL=N] [-DPICK_gamma] -c src/sN.cpp
+#                              [-DMODE_A] [-DLEVEL=N] [-DPICK_gamma] [-std=bogus] -c src/sN.cpp
+#                              (-std=bogus: tu-fail, a TU libclang refuses)
 #   include/common.h           included by every TU; its declarations follow -DPICK_*, -DLEVEL and
 #                              the sources' own `#define PICK_<word>` (the owner TU's macros)
 #   include/hN.h               headers shared by several TUs; declarations under #ifdef MODE_A
@@ -30,7 +31,7 @@
 
 mt_all_kinds=(edit-body edit-decl edit-macro edit-keep-stamp source-define header-body-error
     add-header remove-header rename-header add-source remove-source rename-source generated-header
-    shadow-header retarget-symlink flag-define flag-include db-entry move-away-back)
+    shadow-header retarget-symlink flag-define flag-include db-entry move-away-back tu-fail)
 
 mt_words=(alpha gamma delta kappa sigma beta zeta iota lambda)
 
@@ -236,7 +237,7 @@ mt_applicable() { # KIND
     case $1 in
     remove-header | rename-header | shadow-header | header-body-error) [ -n "$(mt_headers)" ] ;;
     remove-source | rename-source | db-entry) [ -n "$(mt_sources)" ] ;;
-    add-header | flag-define | flag-include) [ -n "$(mt_db_sources)" ] ;;
+    add-header | flag-define | flag-include | tu-fail) [ -n "$(mt_db_sources)" ] ;;
     *) true ;;
     esac
 }
@@ -405,6 +406,16 @@ mt_mutate() { # KIND: sets mt_desc (and mt_then for a file or link moved away, t
         else
             mt_toggle_flag "$s" "$mt_pick"
         fi
+        mt_write_db
+        mt_desc="flags of $s: ${mt_db_flags[$s]}"
+        ;;
+    tu-fail)
+        # libclang refuses the command (the last -std wins): the TU fails, and what it extracted
+        # must go as a clean index of the tree leaves it; then it parses again.
+        mapfile -t list < <(mt_db_sources)
+        mt_pick_of "${list[@]}"
+        s=$mt_pick
+        mt_toggle_flag "$s" -std=bogus
         mt_write_db
         mt_desc="flags of $s: ${mt_db_flags[$s]}"
         ;;
