@@ -2,10 +2,13 @@
 """Writes bash completion for symdex and the man pages symdex(1) and symdexd(8) from the
 programs' own --help: the command table (`symdex --help`) and each command's options (`symdex
 COMMAND --help`, the QCommandLineParser that parses them). Run at build time (CMake), so the
-completion and the pages cannot drift from the options the programs accept.
+completion and the pages cannot drift from the options the programs accept. Each page is also
+written gzip-compressed (PAGE.gz, no name or time in the header, so the bytes depend only on the
+text), as installed: Debian's policy compresses man pages.
 
 Usage: gen-cli-docs.py BIN_DIR OUT_DIR   (BIN_DIR holds symdex and symdexd)
 """
+import gzip
 import os
 import re
 import subprocess
@@ -205,10 +208,15 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "symdex.bash"), "w") as f:
         f.write(bash_completion(table, helps))
-    with open(os.path.join(out_dir, "symdex.1"), "w") as f:
-        f.write(man_symdex(version, table, helps))
-    with open(os.path.join(out_dir, "symdexd.8"), "w") as f:
-        f.write(man_symdexd(version, run(symdexd, "--help")))
+    pages = {"symdex.1": man_symdex(version, table, helps),
+             "symdexd.8": man_symdexd(version, run(symdexd, "--help"))}
+    for name, text in pages.items():
+        with open(os.path.join(out_dir, name), "w") as f:
+            f.write(text)
+        with open(os.path.join(out_dir, name + ".gz"), "wb") as raw:
+            with gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw,
+                               mtime=0) as f:
+                f.write(text.encode())
 
 
 if __name__ == "__main__":

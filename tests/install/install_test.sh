@@ -51,17 +51,18 @@ mkdir -p "$prefix/completion-dir/sub"
 echo "ok: bash completion offers $(echo "$commands" | wc -w) commands and each one's options"
 
 # Man pages: render without warnings, and document every command and option.
-for page in man1/symdex.1 man8/symdexd.8; do
+# Installed compressed, as Debian's policy asks.
+for page in man1/symdex.1.gz man8/symdexd.8.gz; do
   [ -f "$prefix/share/man/$page" ] || fail "no $page installed"
   warnings=$(LC_ALL=C.UTF-8 MANWIDTH=100 man --warnings -l "$prefix/share/man/$page" 2>&1 >/dev/null || true)
   [ -z "$warnings" ] || fail "$page renders with warnings: $warnings"
 done
-rendered=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -l "$prefix/share/man/man1/symdex.1" 2>/dev/null)
+rendered=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -l "$prefix/share/man/man1/symdex.1.gz" 2>/dev/null)
 for command in $commands; do
   grep -q "symdex $command" <<<"$rendered" || fail "symdex(1) lacks the command $command"
 done
 for option in --shard --balance-from --slowest --read-only; do
-  grep -q -- "$option" <<<"$rendered$(LC_ALL=C.UTF-8 man -l "$prefix/share/man/man8/symdexd.8" 2>/dev/null)" ||
+  grep -q -- "$option" <<<"$rendered$(LC_ALL=C.UTF-8 man -l "$prefix/share/man/man8/symdexd.8.gz" 2>/dev/null)" ||
     fail "the man pages lack $option"
 done
 echo "ok: symdex(1) and symdexd(8) render without warnings and document every command"
