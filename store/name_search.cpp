@@ -8,6 +8,7 @@
 #include <queue>
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <optional>
 #include <set>
@@ -211,7 +212,8 @@ private:
 /// The names of `driver` that hold any of a few tokens, each asked of the index.
 class Asked final : public Stream {
 public:
-    Asked(View& view, std::unique_ptr<Stream> driver, std::vector<std::string> tokens)
+    /// `tokens` outlive the stream (NameSearch::intern).
+    Asked(View& view, std::unique_ptr<Stream> driver, std::vector<std::string_view> tokens)
         : view_(view), driver_(std::move(driver)), tokens_(std::move(tokens)) {}
     bool next(uint32_t& length, uint32_t& id) override {
         return driver_->next(length, id) && held(length, id);
@@ -224,7 +226,7 @@ private:
     /// From the driver's name (length, id) on: the first that holds a token.
     bool held(uint32_t& length, uint32_t& id) {
         do
-            for (const std::string& token : tokens_)
+            for (std::string_view token : tokens_)
                 if (view_.hasPosting(token, length, id))
                     return true;
         while (driver_->next(length, id));
@@ -233,7 +235,7 @@ private:
 
     View& view_;
     std::unique_ptr<Stream> driver_;
-    std::vector<std::string> tokens_;
+    std::vector<std::string_view> tokens_;
 };
 
 /// One findSymbols() call. Names are taken rank by rank, shortest first within a rank, and
@@ -393,8 +395,8 @@ private:
 
     /// How many names hold `token` (cached: the ways to cut a query share their pairs and
     /// initials, and each count is a seek).
-    size_t postingCount(const std::string& token) {
-        auto [it, inserted] = postingCounts_.try_emplace(token, 0);
+    size_t postingCount(std::string_view token) {
+        auto [it, inserted] = postingCounts_.try_emplace(std::string(token), 0);
         if (inserted)
             it->second = view_.postingCount(token);
         return it->second;
@@ -413,14 +415,18 @@ private:
 
     /// Index tokens whose postings together hold every candidate of some constraint, and how
     /// many postings that is.
+    /// Sources are copied and combined many ways per query: they name tokens kept by intern().
     struct Source {
-        std::vector<std::string> tokens;
+        std::vector<std::string_view> tokens;
         size_t postings = 0;
-        void add(std::string token, size_t count) {
-            tokens.push_back(std::move(token));
+        void add(std::string_view token, size_t count) {
+            tokens.push_back(token);
             postings += count;
         }
     };
+
+    /// A token kept for the whole search (a deque: what it holds never moves).
+    std::string_view intern(std::string token) { return tokens_.emplace_back(std::move(token)); }
 
     /// The names holding a word that starts with `piece` (with kFirstWordToken: as their first
     /// word; the count is then only an upper bound).
@@ -429,7 +435,7 @@ private:
         auto [it, inserted] = startingWith_.try_emplace(kind + std::string(piece));
         if (inserted)
             view_.forEachWord(piece, [&](std::string_view word, uint32_t names) {
-                it->second.add(kind + std::string(word), names);
+                it->second.add(intern(kind + std::string(word)), names);
                 return true;
             });
         return it->second;
@@ -442,7 +448,7 @@ private:
         for (size_t k = 1; k < rest.size(); ++k)
             view_.forEachWord(rest.substr(0, k), [&](std::string_view word, uint32_t names) {
                 if (word.size() == k)
-                    source.add(kind + std::string(word), names);
+                    source.add(intern(kind + std::string(word)), names);
                 return false;
             });
         return source;
@@ -450,7 +456,7 @@ private:
 
     std::unique_ptr<Stream> streamOf(const Source& source) {
         auto out = std::make_unique<Union>();
-        for (const std::string& token : source.tokens)
+        for (std::string_view token : source.tokens)
             if (std::unique_ptr<View::Postings> postings = view_.postings(token))
                 out->add(std::make_unique<TokenStream>(std::move(postings)));
         return out;
@@ -497,7 +503,7 @@ private:
                 std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
                 const size_t count = postingCount(token);
                 sources.emplace_back();
-                sources.back().add(token, count);
+                sources.back().add(intern(std::move(token)), count);
             }
             out.add(allOf(std::move(sources)));
         }
@@ -510,12 +516,11 @@ private:
         if (first.tokens.size() * second.tokens.size() > kMaxPairs)
             return std::nullopt;
         Source pairs;
-        for (const std::string& a : first.tokens)
-            for (const std::string& b : second.tokens) {
-                const std::string token =
-                    pairToken(std::string_view(a).substr(1), std::string_view(b).substr(1));
+        for (std::string_view a : first.tokens)
+            for (std::string_view b : second.tokens) {
+                std::string token = pairToken(a.substr(1), b.substr(1));
                 if (const size_t count = postingCount(token))
-                    pairs.add(token, count);
+                    pairs.add(intern(std::move(token)), count);
             }
         return pairs;
     }
@@ -526,7 +531,7 @@ private:
         view_.forEachWord(word, [&](std::string_view w, uint32_t names) {
             if (w == word) {
                 found.emplace();
-                found->add(kWordToken + std::string(w), names);
+                found->add(intern(kWordToken + std::string(w)), names);
             }
             return false;
         });
@@ -565,12 +570,16 @@ private:
         Source inside;
         std::vector<Source> endingWith(q.size()); // [L]: the words whose tail is q's first L
         view_.forEachWord("", [&](std::string_view word, uint32_t names) {
-            const std::string token = kWordToken + std::string(word);
-            if (word.substr(1).find(q) != std::string_view::npos)
-                inside.add(token, names);
+            if (word.empty())
+                return true;
+            // Most words match neither way: the token is made only for those that do.
+            auto token = [&] { return intern(kWordToken + std::string(word)); };
+            if (word.size() > q.size() && word.substr(1).find(q) != std::string_view::npos)
+                inside.add(token(), names);
+            const char last = word.back();
             for (size_t L = 1; L < q.size() && L < word.size(); ++L)
-                if (word.ends_with(q.substr(0, L)))
-                    endingWith[L].add(token, names);
+                if (q[L - 1] == last && word.ends_with(q.substr(0, L)))
+                    endingWith[L].add(token(), names);
             return true;
         });
         out.add(streamOf(inside));
@@ -604,6 +613,7 @@ private:
     std::unordered_map<std::string, bool> startsWord_;
     std::unordered_map<std::string, size_t> postingCounts_;
     std::unordered_map<std::string, Source> startingWith_;
+    std::deque<std::string> tokens_; ///< intern()'s
 };
 
 } // namespace

@@ -10,9 +10,11 @@
 #include "store/ref_blocks.h"
 #include "store/symbol_store.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -130,6 +132,30 @@ public:
     /// --lock-mode global: held exclusively while a TU is extracted and published, shared by
     /// every query. Unused in per-file mode.
     mutable CountedSharedMutex globalMu{LockClass::GlobalLock};
+
+    /// The `words` table of one committed snapshot, in key order. Name search reads it whole
+    /// for every substring and word-start query, so it is kept in memory between read
+    /// transactions for as long as no write commits: a snapshot with the same transaction id of
+    /// the same environment holds the same table (LMDB's ids only grow; a compaction opens a new
+    /// environment).
+    struct Vocabulary {
+        uint64_t environment = 0; ///< environmentGeneration when it was read
+        uint64_t txnId = 0;
+        std::string text;            ///< the words, one after another
+        std::vector<uint32_t> ends;  ///< where each word ends in `text`
+        std::vector<uint32_t> names; ///< how many names hold each word
+        std::string_view word(size_t i) const {
+            const uint32_t begin = i ? ends[i - 1] : 0;
+            return std::string_view(text).substr(begin, ends[i] - begin);
+        }
+    };
+    /// The vocabulary of the snapshot `read` (a read-only transaction of `env`): the one kept if
+    /// it is of the same snapshot, else read from the table and kept if no newer one is.
+    std::shared_ptr<const Vocabulary> vocabularyOf(const lmdb::Txn& read) const;
+    /// Incremented by openEnvironment(): a vocabulary of an earlier environment is never used.
+    std::atomic<uint64_t> environmentGeneration{0};
+    mutable std::mutex vocabularyMu;
+    mutable std::shared_ptr<const Vocabulary> vocabulary; // Requires vocabularyMu
 
     /// A read transaction that keeps the map from being resized under it.
     struct ReadTxn {

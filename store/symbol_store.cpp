@@ -443,6 +443,32 @@ lmdb::Txn SymbolStore::Impl::beginTxn(bool readOnly) const {
     }
 }
 
+std::shared_ptr<const SymbolStore::Impl::Vocabulary>
+SymbolStore::Impl::vocabularyOf(const lmdb::Txn& read) const {
+    const uint64_t environment = environmentGeneration.load(std::memory_order_acquire);
+    const uint64_t txnId = mdb_txn_id(read.get());
+    {
+        std::lock_guard lock(vocabularyMu);
+        if (vocabulary && vocabulary->environment == environment && vocabulary->txnId == txnId)
+            return vocabulary;
+    }
+    auto fresh = std::make_shared<Vocabulary>();
+    fresh->environment = environment;
+    fresh->txnId = txnId;
+    lmdb::Cursor cursor(read, words);
+    std::string_view k, v;
+    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+        fresh->text.append(k);
+        fresh->ends.push_back(uint32_t(fresh->text.size()));
+        fresh->names.push_back(uint32_t(readBigEndian(v, 4)));
+    }
+    std::lock_guard lock(vocabularyMu);
+    // An older snapshot's reader does not replace a newer snapshot's vocabulary.
+    if (!vocabulary || vocabulary->environment != environment || vocabulary->txnId <= txnId)
+        vocabulary = fresh;
+    return fresh;
+}
+
 void SymbolStore::Impl::resizeMap(size_t bytes) const {
     // Another process grew the map (0: adopt its size, lmdb.h MDB_MAP_RESIZED), or a commit found
     // it full: either way no read transaction of this process may be active meanwhile.
@@ -467,6 +493,7 @@ void SymbolStore::Impl::openEnvironment() {
     if (std::string problem = checkDataFileHeader(dir / "data.mdb"); !problem.empty())
         throw damagedStore(dir, problem);
     env = openEnv(options);
+    environmentGeneration.fetch_add(1, std::memory_order_acq_rel);
     {
         // Every page this snapshot reaches, before any query follows one: LMDB trusts its file
         // and crashes on a scribbled page. A writer's later snapshots are its own commits.
@@ -707,12 +734,23 @@ public:
 
     void forEachWord(std::string_view prefix,
                      const std::function<bool(std::string_view, uint32_t)>& fn) override {
-        lmdb::Cursor cursor(txn(), s_.words);
-        std::string_view k = prefix, v;
-        for (bool more = seekAtLeast(cursor, k, v); more && k.starts_with(prefix);
-             more = cursor.get(MDB_NEXT, k, v))
-            if (!fn(k, uint32_t(readBigEndian(v, 4))))
+        if (!vocabulary_)
+            vocabulary_ = s_.vocabularyOf(txn());
+        const SymbolStore::Impl::Vocabulary& v = *vocabulary_;
+        // The first word not before `prefix`: words are in key order.
+        size_t lo = 0, hi = v.ends.size();
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (v.word(mid) < prefix)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < v.ends.size(); ++i) {
+            const std::string_view word = v.word(i);
+            if (!word.starts_with(prefix) || !fn(word, v.names[i]))
                 return;
+        }
     }
 
     /// A token's postings, chunk by chunk (lmdb_layout.h).
@@ -1044,6 +1082,7 @@ private:
     std::vector<lmdb::Cursor> postingCursors_;   ///< postings()' cursors no stream holds now
     std::vector<Posting> postingsChunk_;         ///< hasPosting()'s last chunk, decoded
     std::string postingsChunkKey_;               ///< and its key
+    std::shared_ptr<const SymbolStore::Impl::Vocabulary> vocabulary_; ///< on first use
 };
 
 } // namespace

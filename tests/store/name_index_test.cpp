@@ -263,6 +263,43 @@ TEST_CASE("re-indexing removes and renames names in the name index, leaving noth
     CHECK(indexTables(options.directory) == reindexed);
 }
 
+TEST_CASE("words a commit adds are found by the next search of the same store (the vocabulary "
+          "kept between searches is that of the snapshot read)",
+          "[store][names]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto store = SymbolStore::open(options);
+    store->publish(makeTu("/p/lib.cc", library()));
+    store->flush();
+    // These read the whole vocabulary (substrings) and words by prefix (word starts).
+    CHECK(find(*store, "orbleng").empty());
+    CHECK(find(*store, "zlp").empty());
+    CHECK(find(*store, "ngthpre") == Strings{"substring:GetLengthPrefixedSlice"});
+
+    store->publish(makeTu("/p/new.cc", {makeSymbol("zorbLengthPrefix", 1, true)}));
+    store->flush();
+    CHECK(find(*store, "orbleng") == Strings{"substring:zorbLengthPrefix"});
+    CHECK(find(*store, "zlp") == Strings{"word:zorbLengthPrefix"});
+    CHECK(find(*store, "ngthpre") ==
+          Strings{"substring:zorbLengthPrefix", "substring:GetLengthPrefixedSlice"});
+
+    StoreEdit removal;
+    removal.removeFiles = {"/p/new.cc"};
+    store->apply(std::move(removal));
+    store->flush();
+    CHECK(find(*store, "orbleng").empty());
+    CHECK(find(*store, "zlp").empty());
+
+    // A snapshot taken before a commit keeps answering as of its own transaction.
+    StoreSnapshot before = store->snapshot();
+    store->publish(makeTu("/p/new.cc", {makeSymbol("zorbLengthPrefix", 1, true)}));
+    store->flush();
+    CHECK(find(*store, "zlp") == Strings{"word:zorbLengthPrefix"});
+    CHECK(before.findSymbols("zlp", 50).empty());
+}
+
 TEST_CASE("names that differ only in case share a names row, each spelling indexed on its own",
           "[store][names]") {
     TempDir dir;
