@@ -212,8 +212,7 @@ private:
 /// The names of `driver` that hold any of a few tokens, each asked of the index.
 class Asked final : public Stream {
 public:
-    /// `tokens` outlive the stream (NameSearch::intern).
-    Asked(View& view, std::unique_ptr<Stream> driver, std::vector<std::string_view> tokens)
+    Asked(View& view, std::unique_ptr<Stream> driver, std::vector<std::string> tokens)
         : view_(view), driver_(std::move(driver)), tokens_(std::move(tokens)) {}
     bool next(uint32_t& length, uint32_t& id) override {
         return driver_->next(length, id) && held(length, id);
@@ -226,7 +225,7 @@ private:
     /// From the driver's name (length, id) on: the first that holds a token.
     bool held(uint32_t& length, uint32_t& id) {
         do
-            for (std::string_view token : tokens_)
+            for (const std::string& token : tokens_)
                 if (view_.hasPosting(token, length, id))
                     return true;
         while (driver_->next(length, id));
@@ -235,7 +234,7 @@ private:
 
     View& view_;
     std::unique_ptr<Stream> driver_;
-    std::vector<std::string_view> tokens_;
+    std::vector<std::string> tokens_;
 };
 
 /// One findSymbols() call. Names are taken rank by rank, shortest first within a rank, and
@@ -415,18 +414,25 @@ private:
 
     /// Index tokens whose postings together hold every candidate of some constraint, and how
     /// many postings that is.
-    /// Sources are copied and combined many ways per query: they name tokens kept by intern().
+    /// An index token as its kind and the text after it: a word of the vocabulary, which stays
+    /// while the View does (View::forEachWord), or a text kept by intern(). Sources are copied
+    /// and combined many ways per query; a token's string is made only to read its postings.
+    struct Token {
+        char kind;
+        std::string_view text;
+        std::string spelled() const { return kind + std::string(text); }
+    };
     struct Source {
-        std::vector<std::string_view> tokens;
+        std::vector<Token> tokens;
         size_t postings = 0;
-        void add(std::string_view token, size_t count) {
+        void add(Token token, size_t count) {
             tokens.push_back(token);
             postings += count;
         }
     };
 
-    /// A token kept for the whole search (a deque: what it holds never moves).
-    std::string_view intern(std::string token) { return tokens_.emplace_back(std::move(token)); }
+    /// A text kept for the whole search (a deque: what it holds never moves).
+    std::string_view intern(std::string text) { return texts_.emplace_back(std::move(text)); }
 
     /// The names holding a word that starts with `piece` (with kFirstWordToken: as their first
     /// word; the count is then only an upper bound).
@@ -435,7 +441,7 @@ private:
         auto [it, inserted] = startingWith_.try_emplace(kind + std::string(piece));
         if (inserted)
             view_.forEachWord(piece, [&](std::string_view word, uint32_t names) {
-                it->second.add(intern(kind + std::string(word)), names);
+                it->second.add({kind, word}, names);
                 return true;
             });
         return it->second;
@@ -448,7 +454,7 @@ private:
         for (size_t k = 1; k < rest.size(); ++k)
             view_.forEachWord(rest.substr(0, k), [&](std::string_view word, uint32_t names) {
                 if (word.size() == k)
-                    source.add(intern(kind + std::string(word)), names);
+                    source.add({kind, word}, names);
                 return false;
             });
         return source;
@@ -456,8 +462,8 @@ private:
 
     std::unique_ptr<Stream> streamOf(const Source& source) {
         auto out = std::make_unique<Union>();
-        for (std::string_view token : source.tokens)
-            if (std::unique_ptr<View::Postings> postings = view_.postings(token))
+        for (const Token& token : source.tokens)
+            if (std::unique_ptr<View::Postings> postings = view_.postings(token.spelled()))
                 out->add(std::make_unique<TokenStream>(std::move(postings)));
         return out;
     }
@@ -472,12 +478,15 @@ private:
         std::unique_ptr<Stream> stream = streamOf(sources[0]);
         if (sources[0].postings <= kSmall)
             return stream;
-        std::vector<std::string> asked;
         for (size_t i = 1; i < sources.size(); ++i) {
             if (sources[i].postings <= kFilterRatio * sources[0].postings)
                 stream = std::make_unique<Intersection>(std::move(stream), streamOf(sources[i]));
-            else if (sources[i].tokens.size() <= kAskedTokens)
-                stream = std::make_unique<Asked>(view_, std::move(stream), sources[i].tokens);
+            else if (sources[i].tokens.size() <= kAskedTokens) {
+                std::vector<std::string> tokens;
+                for (const Token& token : sources[i].tokens)
+                    tokens.push_back(token.spelled());
+                stream = std::make_unique<Asked>(view_, std::move(stream), std::move(tokens));
+            }
         }
         return stream;
     }
@@ -503,7 +512,7 @@ private:
                 std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
                 const size_t count = postingCount(token);
                 sources.emplace_back();
-                sources.back().add(intern(std::move(token)), count);
+                sources.back().add({kInitialsToken, intern(token.substr(1))}, count);
             }
             out.add(allOf(std::move(sources)));
         }
@@ -516,11 +525,11 @@ private:
         if (first.tokens.size() * second.tokens.size() > kMaxPairs)
             return std::nullopt;
         Source pairs;
-        for (std::string_view a : first.tokens)
-            for (std::string_view b : second.tokens) {
-                std::string token = pairToken(a.substr(1), b.substr(1));
+        for (const Token& a : first.tokens)
+            for (const Token& b : second.tokens) {
+                const std::string token = pairToken(a.text, b.text);
                 if (const size_t count = postingCount(token))
-                    pairs.add(intern(std::move(token)), count);
+                    pairs.add({kPairToken, intern(token.substr(1))}, count);
             }
         return pairs;
     }
@@ -531,7 +540,7 @@ private:
         view_.forEachWord(word, [&](std::string_view w, uint32_t names) {
             if (w == word) {
                 found.emplace();
-                found->add(intern(kWordToken + std::string(w)), names);
+                found->add({kWordToken, w}, names);
             }
             return false;
         });
@@ -573,7 +582,7 @@ private:
             if (word.empty())
                 return true;
             // Most words match neither way: the token is made only for those that do.
-            auto token = [&] { return intern(kWordToken + std::string(word)); };
+            auto token = [&] { return Token{kWordToken, word}; };
             if (word.size() > q.size() && word.substr(1).find(q) != std::string_view::npos)
                 inside.add(token(), names);
             const char last = word.back();
@@ -613,7 +622,7 @@ private:
     std::unordered_map<std::string, bool> startsWord_;
     std::unordered_map<std::string, size_t> postingCounts_;
     std::unordered_map<std::string, Source> startingWith_;
-    std::deque<std::string> tokens_; ///< intern()'s
+    std::deque<std::string> texts_; ///< intern()'s
 };
 
 } // namespace

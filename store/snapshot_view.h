@@ -29,7 +29,7 @@ public:
     /// The names of declarations the index does not hold (SymbolStore: those of staged files).
     virtual void forEachUnindexedName(const std::function<void(std::string_view)>& fn) = 0;
     /// The index's words that start with `prefix`, in order, with the number of names holding
-    /// each, until fn returns false.
+    /// each, until fn returns false. The words stay valid as long as the View.
     virtual void forEachWord(std::string_view prefix,
                              const std::function<bool(std::string_view, uint32_t)>& fn) = 0;
     /// The names holding an index token, shortest first (then by id).
