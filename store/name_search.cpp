@@ -401,33 +401,36 @@ private:
         return it->second;
     }
 
-    /// Whether any word of the index starts with `piece` (cached: cuts ask the same again).
-    bool startsWord(std::string_view piece) {
-        auto [it, inserted] = startsWord_.try_emplace(std::string(piece), false);
-        if (inserted)
-            view_.forEachWord(piece, [&](std::string_view, uint32_t) {
-                it->second = true;
-                return false;
-            });
-        return it->second;
-    }
+    /// Whether any word of the index starts with `piece`.
+    bool startsWord(std::string_view piece) { return view_.wordsStarting(piece).size() > 0; }
 
-    /// Index tokens whose postings together hold every candidate of some constraint, and how
-    /// many postings that is.
     /// An index token as its kind and the text after it: a word of the vocabulary, which stays
-    /// while the View does (View::forEachWord), or a text kept by intern(). Sources are copied
-    /// and combined many ways per query; a token's string is made only to read its postings.
+    /// while the View does (View::forEachWord), or a text kept by intern(). A token's string is
+    /// made only to read its postings.
     struct Token {
         char kind;
         std::string_view text;
         std::string spelled() const { return kind + std::string(text); }
     };
+    /// Index tokens whose postings together hold every candidate of some constraint, and how
+    /// many postings that is: a run of the vocabulary's words (a word start's, found by a
+    /// binary search and counted by sums, however many words it is) and tokens besides. Sources
+    /// are copied and combined many ways per query.
     struct Source {
+        char spanKind = kWordToken;
+        View::WordSpan span; ///< each word a token spanKind + word
         std::vector<Token> tokens;
         size_t postings = 0;
         void add(Token token, size_t count) {
             tokens.push_back(token);
             postings += count;
+        }
+        size_t size() const { return span.size() + tokens.size(); }
+        template <typename Fn> void forEachToken(View& view, Fn&& fn) const {
+            for (size_t i = span.begin; i < span.end; ++i)
+                fn(Token{spanKind, view.wordAt(i)});
+            for (const Token& token : tokens)
+                fn(token);
         }
     };
 
@@ -439,11 +442,11 @@ private:
     const Source& startingWith(std::string_view piece, char kind = kWordToken) {
         // Cached: the ways to cut a query share their pieces.
         auto [it, inserted] = startingWith_.try_emplace(kind + std::string(piece));
-        if (inserted)
-            view_.forEachWord(piece, [&](std::string_view word, uint32_t names) {
-                it->second.add({kind, word}, names);
-                return true;
-            });
+        if (inserted) {
+            it->second.spanKind = kind;
+            it->second.span = view_.wordsStarting(piece);
+            it->second.postings = view_.namesOfWords(it->second.span);
+        }
         return it->second;
     }
 
@@ -462,9 +465,10 @@ private:
 
     std::unique_ptr<Stream> streamOf(const Source& source) {
         auto out = std::make_unique<Union>();
-        for (const Token& token : source.tokens)
+        source.forEachToken(view_, [&](const Token& token) {
             if (std::unique_ptr<View::Postings> postings = view_.postings(token.spelled()))
                 out->add(std::make_unique<TokenStream>(std::move(postings)));
+        });
         return out;
     }
 
@@ -481,10 +485,10 @@ private:
         for (size_t i = 1; i < sources.size(); ++i) {
             if (sources[i].postings <= kFilterRatio * sources[0].postings)
                 stream = std::make_unique<Intersection>(std::move(stream), streamOf(sources[i]));
-            else if (sources[i].tokens.size() <= kAskedTokens) {
+            else if (sources[i].size() <= kAskedTokens) {
                 std::vector<std::string> tokens;
-                for (const Token& token : sources[i].tokens)
-                    tokens.push_back(token.spelled());
+                sources[i].forEachToken(
+                    view_, [&](const Token& token) { tokens.push_back(token.spelled()); });
                 stream = std::make_unique<Asked>(view_, std::move(stream), std::move(tokens));
             }
         }
@@ -498,22 +502,34 @@ private:
         constexpr size_t kMaxCuts = 64;
         for (const std::vector<std::string>& cut : wordStartCuts(
                  query_.compact, [&](std::string_view p) { return startsWord(p); }, kMaxCuts)) {
+            // A cut with a constraint no name meets proposes nothing (allOf() would read that
+            // empty source first): the rest of it is not worked out. Initials first, one count
+            // each.
+            std::vector<Source> initials;
+            bool none = false;
+            // Pieces go to consecutive words: each three in a row are initials a name has.
+            for (size_t i = 0; i + 2 < cut.size() && !none; ++i) {
+                std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
+                const size_t count = postingCount(token);
+                none = count == 0;
+                initials.emplace_back();
+                initials.back().add({kInitialsToken, intern(token.substr(1))}, count);
+            }
             std::vector<Source> sources;
             for (const std::string& piece : cut)
                 sources.push_back(startingWith(piece));
             // Pieces go to consecutive words: each two in a row are a pair of words a name has
-            // (when the words they start are few), each three initials it has.
-            for (size_t i = 0; i + 1 < cut.size(); ++i)
+            // (when the words they start are few).
+            for (size_t i = 0; i + 1 < cut.size() && !none; ++i)
                 if (std::optional<Source> pairs =
-                        pairsOf(startingWith(cut[i]), startingWith(cut[i + 1])))
+                        pairsOf(startingWith(cut[i]), startingWith(cut[i + 1]))) {
+                    none = pairs->postings == 0;
                     sources.push_back(std::move(*pairs));
-            // Pieces go to consecutive words: each three in a row are initials a name has.
-            for (size_t i = 0; i + 2 < cut.size(); ++i) {
-                std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
-                const size_t count = postingCount(token);
-                sources.emplace_back();
-                sources.back().add({kInitialsToken, intern(token.substr(1))}, count);
-            }
+                }
+            if (none)
+                continue;
+            for (Source& source : initials)
+                sources.push_back(std::move(source));
             out.add(allOf(std::move(sources)));
         }
     }
@@ -522,15 +538,16 @@ private:
     /// pairs of words (nullopt otherwise).
     std::optional<Source> pairsOf(const Source& first, const Source& second) {
         constexpr size_t kMaxPairs = 16;
-        if (first.tokens.size() * second.tokens.size() > kMaxPairs)
+        if (first.size() * second.size() > kMaxPairs)
             return std::nullopt;
         Source pairs;
-        for (const Token& a : first.tokens)
-            for (const Token& b : second.tokens) {
+        first.forEachToken(view_, [&](const Token& a) {
+            second.forEachToken(view_, [&](const Token& b) {
                 const std::string token = pairToken(a.text, b.text);
                 if (const size_t count = postingCount(token))
                     pairs.add({kPairToken, intern(token.substr(1))}, count);
-            }
+            });
+        });
         return pairs;
     }
 
@@ -594,7 +611,7 @@ private:
         out.add(streamOf(inside));
         constexpr size_t kMaxRuns = 16;
         for (size_t L = 1; L < q.size(); ++L) {
-            if (endingWith[L].tokens.empty())
+            if (endingWith[L].size() == 0)
                 continue;
             std::vector<Source> first{endingWith[L]};
             std::vector<std::vector<Source>> runs;
@@ -619,7 +636,6 @@ private:
     std::unordered_map<uint64_t, size_t> byUsr_;
     std::set<std::string, std::less<>> expanded_;
     size_t settled_ = 0;
-    std::unordered_map<std::string, bool> startsWord_;
     std::unordered_map<std::string, size_t> postingCounts_;
     std::unordered_map<std::string, Source> startingWith_;
     std::deque<std::string> texts_; ///< intern()'s

@@ -32,6 +32,17 @@ public:
     /// each, until fn returns false. The words stay valid as long as the View.
     virtual void forEachWord(std::string_view prefix,
                              const std::function<bool(std::string_view, uint32_t)>& fn) = 0;
+    /// The same words by position in the vocabulary: [begin, end), in key order.
+    struct WordSpan {
+        size_t begin = 0, end = 0;
+        size_t size() const { return end - begin; }
+    };
+    /// The positions of the words that start with `prefix` (none without a name index).
+    virtual WordSpan wordsStarting(std::string_view) { return {}; }
+    /// The word at a position wordsStarting() gave; valid as long as the View.
+    virtual std::string_view wordAt(size_t) { return {}; }
+    /// How many names hold the words of `span`, summed over the words.
+    virtual uint64_t namesOfWords(WordSpan) { return 0; }
     /// The names holding an index token, shortest first (then by id).
     class Postings {
     public:

@@ -462,6 +462,10 @@ SymbolStore::Impl::vocabularyOf(const lmdb::Txn& read) const {
         fresh->ends.push_back(uint32_t(fresh->text.size()));
         fresh->names.push_back(uint32_t(readBigEndian(v, 4)));
     }
+    fresh->namesBefore.reserve(fresh->names.size() + 1);
+    fresh->namesBefore.push_back(0);
+    for (uint32_t n : fresh->names)
+        fresh->namesBefore.push_back(fresh->namesBefore.back() + n);
     std::lock_guard lock(vocabularyMu);
     // An older snapshot's reader does not replace a newer snapshot's vocabulary.
     if (!vocabulary || vocabulary->environment != environment || vocabulary->txnId <= txnId)
@@ -734,23 +738,45 @@ public:
 
     void forEachWord(std::string_view prefix,
                      const std::function<bool(std::string_view, uint32_t)>& fn) override {
+        const WordSpan span = wordsStarting(prefix);
+        const SymbolStore::Impl::Vocabulary& v = *vocabulary_;
+        for (size_t i = span.begin; i < span.end; ++i)
+            if (!fn(v.word(i), v.names[i]))
+                return;
+    }
+
+    WordSpan wordsStarting(std::string_view prefix) override {
+        const SymbolStore::Impl::Vocabulary& v = vocabulary();
+        // Words are in key order: those starting with `prefix` are the run from the first word
+        // not before it.
+        auto firstWhere = [&](size_t lo, size_t hi, auto&& after) {
+            while (lo < hi) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (after(v.word(mid)))
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            return lo;
+        };
+        const size_t n = v.ends.size();
+        const size_t begin = firstWhere(0, n, [&](std::string_view w) { return w >= prefix; });
+        const size_t end =
+            firstWhere(begin, n, [&](std::string_view w) { return !w.starts_with(prefix); });
+        return {begin, end};
+    }
+
+    std::string_view wordAt(size_t i) override { return vocabulary().word(i); }
+
+    uint64_t namesOfWords(WordSpan span) override {
+        const SymbolStore::Impl::Vocabulary& v = vocabulary();
+        return v.namesBefore[span.end] - v.namesBefore[span.begin];
+    }
+
+    const SymbolStore::Impl::Vocabulary& vocabulary() {
         if (!vocabulary_)
             vocabulary_ = s_.vocabularyOf(txn());
-        const SymbolStore::Impl::Vocabulary& v = *vocabulary_;
-        // The first word not before `prefix`: words are in key order.
-        size_t lo = 0, hi = v.ends.size();
-        while (lo < hi) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (v.word(mid) < prefix)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t i = lo; i < v.ends.size(); ++i) {
-            const std::string_view word = v.word(i);
-            if (!word.starts_with(prefix) || !fn(word, v.names[i]))
-                return;
-        }
+        return *vocabulary_;
     }
 
     /// A token's postings, chunk by chunk (lmdb_layout.h).
