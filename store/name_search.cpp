@@ -394,8 +394,8 @@ private:
 
     /// How many names hold `token` (cached: the ways to cut a query share their pairs and
     /// initials, and each count is a seek).
-    size_t postingCount(std::string_view token) {
-        auto [it, inserted] = postingCounts_.try_emplace(std::string(token), 0);
+    size_t postingCount(const std::string& token) {
+        auto [it, inserted] = postingCounts_.try_emplace(token, 0);
         if (inserted)
             it->second = view_.postingCount(token);
         return it->second;

@@ -141,14 +141,15 @@ public:
     struct Vocabulary {
         uint64_t environment = 0; ///< environmentGeneration when it was read
         uint64_t txnId = 0;
-        std::string text;                  ///< the words, one after another
-        std::vector<uint32_t> ends;        ///< where each word ends in `text`
-        std::vector<uint32_t> names;       ///< how many names hold each word
-        std::vector<uint64_t> namesBefore; ///< the sum of `names` before each word, and in all
+        std::string text;           ///< the words, one after another
+        std::vector<uint32_t> ends; ///< where each word ends in `text`
+        /// How many names hold the words before each word, and all of them (one entry more).
+        std::vector<uint64_t> namesBefore;
         std::string_view word(size_t i) const {
             const uint32_t begin = i ? ends[i - 1] : 0;
             return std::string_view(text).substr(begin, ends[i] - begin);
         }
+        uint32_t names(size_t i) const { return uint32_t(namesBefore[i + 1] - namesBefore[i]); }
     };
     /// The vocabulary of the snapshot `read` (a read-only transaction of `env`): the one kept if
     /// it is of the same snapshot, else read from the table and kept if no newer one is.

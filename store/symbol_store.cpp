@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <ranges>
 #include <sys/file.h>
 #include <tuple>
 #include <unistd.h>
@@ -457,15 +458,12 @@ SymbolStore::Impl::vocabularyOf(const lmdb::Txn& read) const {
     fresh->txnId = txnId;
     lmdb::Cursor cursor(read, words);
     std::string_view k, v;
+    fresh->namesBefore.push_back(0);
     for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
         fresh->text.append(k);
         fresh->ends.push_back(uint32_t(fresh->text.size()));
-        fresh->names.push_back(uint32_t(readBigEndian(v, 4)));
+        fresh->namesBefore.push_back(fresh->namesBefore.back() + readBigEndian(v, 4));
     }
-    fresh->namesBefore.reserve(fresh->names.size() + 1);
-    fresh->namesBefore.push_back(0);
-    for (uint32_t n : fresh->names)
-        fresh->namesBefore.push_back(fresh->namesBefore.back() + n);
     std::lock_guard lock(vocabularyMu);
     // An older snapshot's reader does not replace a newer snapshot's vocabulary.
     if (!vocabulary || vocabulary->environment != environment || vocabulary->txnId <= txnId)
@@ -739,9 +737,9 @@ public:
     void forEachWord(std::string_view prefix,
                      const std::function<bool(std::string_view, uint32_t)>& fn) override {
         const WordSpan span = wordsStarting(prefix);
-        const SymbolStore::Impl::Vocabulary& v = *vocabulary_;
+        const SymbolStore::Impl::Vocabulary& v = vocabulary();
         for (size_t i = span.begin; i < span.end; ++i)
-            if (!fn(v.word(i), v.names[i]))
+            if (!fn(v.word(i), v.names(i)))
                 return;
     }
 
@@ -749,21 +747,13 @@ public:
         const SymbolStore::Impl::Vocabulary& v = vocabulary();
         // Words are in key order: those starting with `prefix` are the run from the first word
         // not before it.
-        auto firstWhere = [&](size_t lo, size_t hi, auto&& after) {
-            while (lo < hi) {
-                const size_t mid = lo + (hi - lo) / 2;
-                if (after(v.word(mid)))
-                    hi = mid;
-                else
-                    lo = mid + 1;
-            }
-            return lo;
-        };
-        const size_t n = v.ends.size();
-        const size_t begin = firstWhere(0, n, [&](std::string_view w) { return w >= prefix; });
-        const size_t end =
-            firstWhere(begin, n, [&](std::string_view w) { return !w.starts_with(prefix); });
-        return {begin, end};
+        const auto positions = std::views::iota(size_t(0), v.ends.size());
+        const auto begin =
+            std::ranges::partition_point(positions, [&](size_t i) { return v.word(i) < prefix; });
+        const auto end =
+            std::ranges::partition_point(std::ranges::subrange(begin, positions.end()),
+                                         [&](size_t i) { return v.word(i).starts_with(prefix); });
+        return {size_t(begin - positions.begin()), size_t(end - positions.begin())};
     }
 
     std::string_view wordAt(size_t i) override { return vocabulary().word(i); }
