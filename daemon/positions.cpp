@@ -2,6 +2,7 @@
 
 #include <QUrl>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -178,13 +179,27 @@ Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_
     return {line + 1, byteOffsetFromUtf16(lines_.line(path, line + 1), character) + 1};
 }
 
-QJsonObject PositionMapper::toLsp(const std::string& path, Position position) {
+std::pair<uint32_t, uint32_t> PositionMapper::lspPoint(const std::string& path, Position position) {
     const uint32_t line = position.line ? position.line - 1 : 0;
     const uint32_t byteOffset = position.column ? position.column - 1 : 0;
     const uint32_t character = !needsConversion(path)
                                    ? byteOffset
                                    : utf16FromByteOffset(lines_.line(path, line + 1), byteOffset);
+    return {line, character};
+}
+
+QJsonObject PositionMapper::toLsp(const std::string& path, Position position) {
+    const auto [line, character] = lspPoint(path, position);
     return QJsonObject{{"line", qint64(line)}, {"character", qint64(character)}};
+}
+
+void PositionMapper::writePoint(protocol::JsonWriter& out, const std::string& path,
+                                Position position) {
+    const auto [line, character] = lspPoint(path, position);
+    out.beginObject();
+    out.key("character").value(int64_t(character));
+    out.key("line").value(int64_t(line));
+    out.endObject();
 }
 
 QJsonObject PositionMapper::rangeOf(const std::string& path, Position begin, uint32_t byteLength) {
@@ -199,8 +214,59 @@ QJsonObject PositionMapper::location(const std::string& path, Position begin, ui
     return QJsonObject{{"uri", pathToUri(path)}, {"range", rangeOf(path, begin, byteLength)}};
 }
 
+void PositionMapper::writeLocation(protocol::JsonWriter& out, const std::string& path,
+                                   Position begin, uint32_t byteLength) {
+    // Keys in QJsonObject's order (sorted), so both writers give the same text.
+    out.beginObject();
+    out.key("range").beginObject();
+    out.key("end");
+    writePoint(out, path, Position{begin.line, begin.column + byteLength});
+    out.key("start");
+    writePoint(out, path, begin);
+    out.endObject();
+    out.key("uri").value(uri(path));
+    out.endObject();
+}
+
+const std::string& PositionMapper::uri(const std::string& path) {
+    auto [it, inserted] = uris_.try_emplace(path);
+    if (inserted)
+        it->second = fileUri(path);
+    return it->second;
+}
+
+std::string fileUri(const std::string& path) {
+    // The bytes QUrl::FullyEncoded escapes in a path: controls, space, "#%<>?\^`{|} and DEL
+    // (tests/daemon: every ASCII byte checked against QUrl).
+    auto escaped = [](unsigned char c) {
+        return c <= 0x20 || c == 0x7F ||
+               std::string_view("\"#%<>?\\^`{|}").find(char(c)) != std::string_view::npos;
+    };
+    const bool plain = path.size() > 1 && path[0] == '/' && path[1] != '/' &&
+                       std::all_of(path.begin(), path.end(),
+                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (!plain) // "//host/...", relative paths and non-ASCII: QUrl's own rules
+        return QUrl::fromLocalFile(QString::fromStdString(path))
+            .toString(QUrl::FullyEncoded)
+            .toStdString();
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string uri = "file://";
+    uri.reserve(uri.size() + path.size());
+    for (char ch : path) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (!escaped(c)) {
+            uri += ch;
+            continue;
+        }
+        uri += '%';
+        uri += kHex[c >> 4];
+        uri += kHex[c & 15];
+    }
+    return uri;
+}
+
 QString pathToUri(const std::string& path) {
-    return QUrl::fromLocalFile(QString::fromStdString(path)).toString(QUrl::FullyEncoded);
+    return QString::fromStdString(fileUri(path));
 }
 
 std::optional<std::string> uriToPath(const QString& uri) {

@@ -4,6 +4,7 @@
 // from the file on disk when a request needs it (docs/protocol.md, "Positions").
 #pragma once
 
+#include "protocol/json_writer.h"
 #include "store/records.h"
 
 #include <QJsonObject>
@@ -71,6 +72,11 @@ public:
     QJsonObject rangeOf(const std::string& path, Position begin, Position end);
     /// An LSP Location {"uri", "range"}.
     QJsonObject location(const std::string& path, Position begin, uint32_t byteLength);
+    /// The same Location written as JSON text (answers of many locations: no QJsonObjects).
+    void writeLocation(protocol::JsonWriter& out, const std::string& path, Position begin,
+                       uint32_t byteLength);
+    /// The file:// URI of `path` (fileUri()), each path's worked out once per request.
+    const std::string& uri(const std::string& path);
 
     SourceLines& lines() { return lines_; }
 
@@ -78,13 +84,20 @@ private:
     /// Whether columns of `path` need converting (UTF-16 and not all ASCII); asked once per file
     /// and request.
     bool needsConversion(const std::string& path);
+    /// The 0-based LSP line and character of a store position.
+    std::pair<uint32_t, uint32_t> lspPoint(const std::string& path, Position position);
+    void writePoint(protocol::JsonWriter& out, const std::string& path, Position position);
 
     PositionEncoding encoding_;
     SourceLines lines_;
     std::unordered_map<std::string, bool> needsConversion_;
+    std::unordered_map<std::string, std::string> uris_;
 };
 
-/// "file:///a/b%20c.cpp" for "/a/b c.cpp".
+/// "file:///a/b%20c.cpp" for "/a/b c.cpp": QUrl::fromLocalFile's fully encoded URI, written
+/// directly for an absolute ASCII path (QUrl's parsing and encoding was a tenth of a
+/// workspace/symbol answer's work).
+std::string fileUri(const std::string& path);
 QString pathToUri(const std::string& path);
 /// The path of a file:// URI; nullopt for any other scheme or a malformed URI.
 std::optional<std::string> uriToPath(const QString& uri);

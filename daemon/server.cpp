@@ -21,11 +21,15 @@ unsigned defaultQueryThreads() {
     return std::max(2u, std::thread::hardware_concurrency());
 }
 
+/// A handler's result: a JSON value, or JSON text a text handler wrote.
+using Outcome = std::variant<QJsonValue, QByteArray, protocol::RpcError>;
+
 /// Runs a handler: its result, or every failure as a JSON-RPC error. Never throws.
-std::variant<QJsonValue, protocol::RpcError> answer(RequestContext& ctx, const MethodSpec& spec,
-                                                    const protocol::Message& m) {
+Outcome answer(RequestContext& ctx, const MethodSpec& spec, const protocol::Message& m) {
     try {
         ctx.checkCancelled();
+        if (spec.text)
+            return spec.text(ctx, m.params);
         return spec.fn(ctx, m.params);
     } catch (const protocol::RpcError& e) {
         return e;
@@ -135,13 +139,17 @@ void Server::run(Connection& connection, const MethodSpec& spec, protocol::Messa
                     cancelled = std::move(cancelled)]() mutable {
         static const std::atomic<bool> kNeverCancelled{false};
         RequestContext ctx{context_, encoding, cancelled ? *cancelled : kNeverCancelled};
-        std::variant<QJsonValue, protocol::RpcError> outcome = answer(ctx, spec, message);
+        Outcome outcome = answer(ctx, spec, message);
         const protocol::RpcError* failure = std::get_if<protocol::RpcError>(&outcome);
         QByteArray bytes;
-        if (cancelled) // serialised here, not on the Qt thread
-            bytes = failure ? protocol::frameError(message.id, failure->code, failure->message)
-                            : protocol::frameResult(message.id, std::get<QJsonValue>(outcome));
-        else if (failure)
+        if (cancelled) { // serialised here, not on the Qt thread
+            if (failure)
+                bytes = protocol::frameError(message.id, failure->code, failure->message);
+            else if (const QByteArray* text = std::get_if<QByteArray>(&outcome))
+                bytes = protocol::frameResultText(message.id, *text);
+            else
+                bytes = protocol::frameResult(message.id, std::get<QJsonValue>(outcome));
+        } else if (failure)
             std::fprintf(stderr, "symdexd: notification %s: %s\n", qPrintable(message.method),
                          qPrintable(failure->message));
         ++requestsAnswered_;

@@ -1,5 +1,7 @@
 #include "protocol/jsonrpc.h"
 
+#include "protocol/json_writer.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
@@ -169,6 +171,22 @@ std::optional<Message> parseMessage(const QByteArray& body, RpcError* error, Req
 
 QByteArray frameResult(const RequestId& id, const QJsonValue& result) {
     return frameResponse(id, QJsonObject{{"jsonrpc", "2.0"}, {"result", result}});
+}
+
+QByteArray frameResultText(const RequestId& id, QByteArrayView resultJson) {
+    JsonWriter w;
+    w.beginObject();
+    w.key("id");
+    if (!id.number.isEmpty())
+        w.raw(std::string_view(id.number.constData(), size_t(id.number.size())));
+    else if (id.value.isString())
+        w.value(id.value.toString().toStdString());
+    else
+        w.raw("null");
+    w.key("jsonrpc").value("2.0");
+    w.key("result").raw(std::string_view(resultJson.data(), size_t(resultJson.size())));
+    w.endObject();
+    return frame(w.take());
 }
 
 QByteArray frameError(const RequestId& id, int code, const QString& message) {

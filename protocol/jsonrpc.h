@@ -68,6 +68,8 @@ std::optional<QByteArrayView> jsonMemberText(QByteArrayView object, QStringView 
 
 /// A response to `id`, framed, with the id written exactly as the client sent it.
 QByteArray frameResult(const RequestId& id, const QJsonValue& result);
+/// The same, for a result whose JSON text the handler wrote (JsonWriter).
+QByteArray frameResultText(const RequestId& id, QByteArrayView resultJson);
 QByteArray frameError(const RequestId& id, int code, const QString& message);
 
 /// Messages for clients and tests, where ids are plain JSON values.

@@ -10,7 +10,7 @@ namespace {
 const MethodSpec kMethods[] = {
     {"textDocument/definition", handleDefinition, true},
     {"textDocument/declaration", handleDeclaration, true},
-    {"textDocument/references", handleReferences, true},
+    {"textDocument/references", nullptr, true, handleReferences},
     {"textDocument/documentHighlight", handleDocumentHighlight, true},
     {"textDocument/documentSymbol", handleDocumentSymbol, true},
     {"textDocument/hover", handleHover, true},
@@ -21,7 +21,7 @@ const MethodSpec kMethods[] = {
     {"textDocument/prepareTypeHierarchy", handlePrepareTypeHierarchy, true},
     {"typeHierarchy/supertypes", handleSupertypes, true},
     {"typeHierarchy/subtypes", handleSubtypes, true},
-    {"workspace/symbol", handleWorkspaceSymbol, true},
+    {"workspace/symbol", nullptr, true, handleWorkspaceSymbol},
     {"textDocument/didSave", handleDidSave, true},
     {"textDocument/didOpen", handleDidOpen, true},
     {"workspace/didChangeWatchedFiles", handleDidChangeWatchedFiles, true},

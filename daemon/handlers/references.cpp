@@ -11,7 +11,7 @@
 
 namespace symdex::daemon {
 
-QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
+QByteArray handleReferences(RequestContext& ctx, const QJsonValue& params) {
     const QJsonObject p = paramsObject(params);
     bool includeDeclaration = false;
     if (p.contains("context"))
@@ -21,7 +21,7 @@ QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
-        return QJsonValue::Null;
+        return "null";
     ctx.checkCancelled();
     const uint64_t usr = query.target->usrHash;
 
@@ -75,10 +75,12 @@ QJsonValue handleReferences(RequestContext& ctx, const QJsonValue& params) {
                            }),
                rows.end());
     ctx.checkCancelled();
-    QJsonArray out;
+    protocol::JsonWriter out;
+    out.beginArray();
     for (const Row& row : rows)
-        out.append(mapper.location(row.path, row.position, row.length));
-    return out;
+        mapper.writeLocation(out, row.path, row.position, row.length);
+    out.endArray();
+    return out.take();
 }
 
 } // namespace symdex::daemon

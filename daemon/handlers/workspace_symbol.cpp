@@ -13,34 +13,37 @@ namespace {
 constexpr uint32_t kDefaultLimit = 100;
 
 /// "geo::Circle::area" -> "geo::Circle"; empty for a global name.
-QString containerOf(const std::string& qualifiedName, const std::string& name) {
-    if (qualifiedName.size() > name.size() + 2 && qualifiedName.ends_with("::" + name))
-        return QString::fromStdString(
-            qualifiedName.substr(0, qualifiedName.size() - name.size() - 2));
+std::string_view containerOf(std::string_view qualifiedName, std::string_view name) {
+    if (qualifiedName.size() > name.size() + 2 && qualifiedName.ends_with(name) &&
+        qualifiedName.substr(qualifiedName.size() - name.size() - 2, 2) == "::")
+        return qualifiedName.substr(0, qualifiedName.size() - name.size() - 2);
     return {};
 }
 
 } // namespace
 
-QJsonValue handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params) {
+QByteArray handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params) {
     const QJsonObject p = paramsObject(params);
     const QString query = requireString(p, "query", "");
     const uint32_t limit = p.contains("limit") ? requireUInt(p, "limit", "", 10000) : kDefaultLimit;
     PositionMapper mapper(ctx.encoding);
-    QJsonArray out;
+    protocol::JsonWriter out;
+    out.beginArray();
     for (const NameMatch& m : ctx.server.store.findSymbols(query.toStdString(), limit)) {
         const Symbol& s = m.best.symbol;
-        QJsonObject info{
-            {"name", QString::fromStdString(s.name)},
-            {"kind", lspSymbolKind(s.kind)},
-            {"location", mapper.location(m.best.path, s.location, uint32_t(s.name.size()))},
-        };
-        const QString container = containerOf(s.qualifiedName, s.name);
-        if (!container.isEmpty())
-            info["containerName"] = container;
-        out.append(info);
+        // Members in QJsonObject's (sorted) order, as the other answers write them.
+        out.beginObject();
+        if (const std::string_view container = containerOf(s.qualifiedName, s.name);
+            !container.empty())
+            out.key("containerName").value(container);
+        out.key("kind").value(int64_t(lspSymbolKind(s.kind)));
+        out.key("location");
+        mapper.writeLocation(out, m.best.path, s.location, uint32_t(s.name.size()));
+        out.key("name").value(s.name);
+        out.endObject();
     }
-    return out;
+    out.endArray();
+    return out.take();
 }
 
 } // namespace symdex::daemon

@@ -7,6 +7,8 @@
 #include "daemon_harness.h"
 #include "store/memory_store.h"
 
+#include <QJsonDocument>
+#include <QJsonParseError>
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -53,7 +55,14 @@ struct MemoryServer {
         REQUIRE(spec);
         std::atomic<bool> cancelled{false};
         RequestContext request{*server, PositionEncoding::Utf16, cancelled};
-        return spec->fn(request, params);
+        if (!spec->text)
+            return spec->fn(request, params);
+        // A handler that writes JSON text: what a client would parse.
+        QJsonParseError error;
+        const QJsonDocument doc =
+            QJsonDocument::fromJson("[" + spec->text(request, params) + "]", &error);
+        REQUIRE(error.error == QJsonParseError::NoError);
+        return doc.array().at(0);
     }
 
     /// The JSON-RPC error code the call fails with (0 if it does not fail).

@@ -5,6 +5,7 @@
 #include "daemon/runtime_paths.h"
 #include "daemon/symbol_at.h"
 #include "protocol/client.h"
+#include "protocol/json_writer.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/store_json.h"
 #include "store/encoding.h"
@@ -12,9 +13,12 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonParseError>
+#include <QUrl>
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <fstream>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -335,6 +339,85 @@ TEST_CASE("positions: UTF-16 columns from UTF-8 bytes and back", "[protocol]") {
     }
     CHECK(byteOffsetFromUtf16("ab", 5) == 5); // past the end: one byte per unit
     CHECK(utf16FromByteOffset("ab", 5) == 5);
+}
+
+TEST_CASE("JSON text: the writer writes what QJsonDocument writes for the same values",
+          "[protocol]") {
+    // Every ASCII byte, quotes and backslashes, UTF-8 of 2-4 bytes, and malformed UTF-8 (a
+    // stray continuation byte, a cut sequence, an overlong form), which QString makes U+FFFD.
+    std::vector<std::string> strings = {
+        "",       "plain",   "a\"b\\c/d", "\xC3\xA9t\xC3\xA9", "\xF0\x9F\x98\x80",
+        "x\x80y", "cut\xC3", "\xC0\xAF",  "\xFF\xFE",          "tab\there\r\n"};
+    std::string ascii;
+    for (int c = 1; c < 128; ++c)
+        ascii += char(c);
+    strings.push_back(ascii);
+    JsonWriter w;
+    QJsonArray expected;
+    w.beginArray();
+    for (const std::string& s : strings) {
+        w.beginObject();
+        w.key("n").value(int64_t(-1) << 40);
+        w.key("s").value(s);
+        w.key("t").value(true);
+        w.key("u").beginArray();
+        w.value(int64_t(0));
+        w.endArray();
+        w.endObject();
+        expected.append(QJsonObject{{"n", qint64(-1) << 40},
+                                    {"s", QString::fromStdString(s)},
+                                    {"t", true},
+                                    {"u", QJsonArray{0}}});
+    }
+    w.value(std::string_view("last"));
+    expected.append("last");
+    w.endArray();
+    const QByteArray text = w.take();
+    QJsonParseError error;
+    const QJsonDocument parsed = QJsonDocument::fromJson(text, &error);
+    REQUIRE(error.error == QJsonParseError::NoError);
+    CHECK(parsed.array() == expected);
+    CHECK(text == QJsonDocument(expected).toJson(QJsonDocument::Compact));
+    CHECK(w.take().isEmpty());
+
+    // An answer written as text carries the id as the client sent it.
+    auto bodyOf = [](const QByteArray& framed) {
+        return framed.mid(framed.indexOf("\r\n\r\n") + 4);
+    };
+    const QByteArray big = "1180591620717411303424";
+    CHECK(bodyOf(frameResultText(RequestId{QJsonValue(1.0e21), big}, "[1,{}]")) ==
+          R"({"id":1180591620717411303424,"jsonrpc":"2.0","result":[1,{}]})");
+    CHECK(bodyOf(frameResultText(RequestId{QJsonValue("a\"b"), {}}, "null")) ==
+          bodyOf(frameResult(RequestId{QJsonValue("a\"b"), {}}, QJsonValue::Null)));
+    CHECK(bodyOf(frameResultText(RequestId{QJsonValue::Null, {}}, "[]")) ==
+          R"({"id":null,"jsonrpc":"2.0","result":[]})");
+}
+
+TEST_CASE("URIs and locations: written as text, as QUrl and QJsonObject write them", "[protocol]") {
+    std::vector<std::string> paths = {"/a/b",           "/",
+                                      "/a//b",          "/a/./b/../c",
+                                      "/a/b/",          "//server/share/x.cpp",
+                                      "relative/x.cpp", "/caf\xC3\xA9.cpp",
+                                      "/bad\xFF.cpp",   "/a b%20#?.cpp"};
+    for (int c = 1; c < 128; ++c)
+        paths.push_back(std::string("/dir/x") + char(c) + "y.cpp");
+    for (const std::string& path : paths) {
+        INFO(path);
+        CHECK(fileUri(path) == QUrl::fromLocalFile(QString::fromStdString(path))
+                                   .toString(QUrl::FullyEncoded)
+                                   .toStdString());
+    }
+    // A file with characters of 2 and 4 UTF-8 bytes: UTF-16 columns differ from byte columns.
+    test::TempDir dir;
+    const std::string path = (dir.path() / "caf\xC3\xA9 x.cpp").string();
+    std::ofstream(path) << "int \xC3\xA9t\xC3\xA9 = f(\xF0\x9F\x98\x80, x);\nint y;\n";
+    for (PositionEncoding encoding : {PositionEncoding::Utf16, PositionEncoding::Utf8})
+        for (Position at : {Position{1, 5}, Position{1, 22}, Position{2, 5}, Position{9, 1}}) {
+            PositionMapper objects(encoding), text(encoding);
+            JsonWriter w;
+            text.writeLocation(w, path, at, 3);
+            CHECK(QJsonDocument::fromJson(w.take()).object() == objects.location(path, at, 3));
+        }
 }
 
 TEST_CASE("URIs: file URIs to paths and back, percent-encoding included", "[protocol]") {

@@ -1,0 +1,92 @@
+#include "protocol/json_writer.h"
+
+#include <QString>
+
+namespace symdex::protocol {
+
+JsonWriter& JsonWriter::key(std::string_view name) {
+    separate();
+    quoted(name);
+    out_ += ':';
+    needComma_ = false;
+    return *this;
+}
+
+void JsonWriter::value(std::string_view utf8) {
+    separate();
+    quoted(utf8);
+}
+
+void JsonWriter::value(int64_t number) {
+    separate();
+    out_ += QByteArray::number(qlonglong(number));
+}
+
+void JsonWriter::value(bool b) {
+    separate();
+    out_ += b ? "true" : "false";
+}
+
+void JsonWriter::raw(std::string_view json) {
+    separate();
+    out_.append(json.data(), qsizetype(json.size()));
+}
+
+QByteArray JsonWriter::take() {
+    needComma_ = false;
+    return std::exchange(out_, {});
+}
+
+void JsonWriter::quoted(std::string_view utf8) {
+    for (unsigned char c : utf8)
+        if (c >= 0x80) { // rare in names and paths: made valid once, then written as ASCII is
+            const QByteArray valid =
+                QString::fromUtf8(utf8.data(), qsizetype(utf8.size())).toUtf8();
+            if (std::string_view(valid.constData(), size_t(valid.size())) != utf8)
+                return quoted(std::string_view(valid.constData(), size_t(valid.size())));
+            break;
+        }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out_ += '"';
+    size_t plain = 0; // start of the run of bytes that need no escape
+    auto flush = [&](size_t upTo) { out_.append(utf8.data() + plain, qsizetype(upTo - plain)); };
+    for (size_t i = 0; i < utf8.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(utf8[i]);
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        flush(i);
+        plain = i + 1;
+        out_ += '\\';
+        switch (c) {
+        case '"':
+            out_ += '"';
+            break;
+        case '\\':
+            out_ += '\\';
+            break;
+        case '\b':
+            out_ += 'b';
+            break;
+        case '\f':
+            out_ += 'f';
+            break;
+        case '\n':
+            out_ += 'n';
+            break;
+        case '\r':
+            out_ += 'r';
+            break;
+        case '\t':
+            out_ += 't';
+            break;
+        default:
+            out_ += "u00";
+            out_ += kHex[c >> 4];
+            out_ += kHex[c & 15];
+        }
+    }
+    flush(utf8.size());
+    out_ += '"';
+}
+
+} // namespace symdex::protocol
