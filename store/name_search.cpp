@@ -401,8 +401,42 @@ private:
         return it->second;
     }
 
-    /// Whether any word of the index starts with `piece`.
-    bool startsWord(std::string_view piece) { return view_.wordsStarting(piece).size() > 0; }
+    /// Where `piece` lies in the compact query, if it is a part of it (the pieces of word-start
+    /// cuts and substring runs are).
+    std::optional<size_t> offsetInQuery(std::string_view piece) const {
+        const std::string& q = query_.compact;
+        const std::less<const char*> before;
+        if (before(piece.data(), q.data()) || before(q.data() + q.size(), piece.data()) ||
+            size_t(q.data() + q.size() - piece.data()) < piece.size())
+            return std::nullopt;
+        return size_t(piece.data() - q.data());
+    }
+
+    /// Whether any word of the index starts with `piece`. For a part of the query, from the
+    /// longest such part at its offset, found once by a binary search over lengths: a word that
+    /// starts with a piece starts with each shorter one. The cuts of a query ask about the same
+    /// few offsets hundreds of times.
+    bool startsWord(std::string_view piece) {
+        const std::optional<size_t> at = offsetInQuery(piece);
+        if (!at)
+            return view_.wordsStarting(piece).size() > 0;
+        if (longestWordStart_.empty())
+            longestWordStart_.assign(query_.compact.size(), kUnknown);
+        size_t& longest = longestWordStart_[*at];
+        if (longest == kUnknown) {
+            const std::string_view rest = std::string_view(query_.compact).substr(*at);
+            size_t low = 0, high = rest.size(); // rest[0:low] starts a word; [0:high+1] does not
+            while (low < high) {
+                const size_t mid = low + (high - low + 1) / 2;
+                if (view_.wordsStarting(rest.substr(0, mid)).size() > 0)
+                    low = mid;
+                else
+                    high = mid - 1;
+            }
+            longest = low;
+        }
+        return piece.size() <= longest;
+    }
 
     /// An index token as its kind and the text after it: a word of the vocabulary, which stays
     /// while the View does (View::forEachWord), or a text kept by intern(). A token's string is
@@ -440,14 +474,23 @@ private:
     /// The names holding a word that starts with `piece` (with kFirstWordToken: as their first
     /// word; the count is then only an upper bound).
     const Source& startingWith(std::string_view piece, char kind = kWordToken) {
-        // Cached: the ways to cut a query share their pieces.
-        auto [it, inserted] = startingWith_.try_emplace(kind + std::string(piece));
+        // Cached: the ways to cut a query share their pieces. A part of the query by its place.
+        const std::optional<size_t> at = offsetInQuery(piece);
+        auto [source, inserted] = [&]() -> std::pair<Source*, bool> {
+            if (at) {
+                auto [it, added] = startingWithPart_.try_emplace(
+                    uint64_t(uint8_t(kind)) << 48 | uint64_t(*at) << 24 | piece.size());
+                return {&it->second, added};
+            }
+            auto [it, added] = startingWith_.try_emplace(kind + std::string(piece));
+            return {&it->second, added};
+        }();
         if (inserted) {
-            it->second.spanKind = kind;
-            it->second.span = view_.wordsStarting(piece);
-            it->second.postings = view_.namesOfWords(it->second.span);
+            source->spanKind = kind;
+            source->span = view_.wordsStarting(piece);
+            source->postings = view_.namesOfWords(source->span);
         }
-        return it->second;
+        return *source;
     }
 
     /// The names with words that `rest` starts the way a word start does: a word starting with
@@ -594,21 +637,19 @@ private:
         if (q.size() < kMinSubstring)
             return;
         Source inside;
-        std::vector<Source> endingWith(q.size()); // [L]: the words whose tail is q's first L
-        view_.forEachWord("", [&](std::string_view word, uint32_t names) {
-            if (word.empty())
+        if (q.size() < view_.longestWord()) // else no word is long enough to hold it
+            view_.forEachWord("", [&](std::string_view word, uint32_t names) {
+                if (word.size() > q.size() && word.substr(1).find(q) != std::string_view::npos)
+                    inside.add({kWordToken, word}, names);
                 return true;
-            // Most words match neither way: the token is made only for those that do.
-            auto token = [&] { return Token{kWordToken, word}; };
-            if (word.size() > q.size() && word.substr(1).find(q) != std::string_view::npos)
-                inside.add(token(), names);
-            const char last = word.back();
-            for (size_t L = 1; L < q.size() && L < word.size(); ++L)
-                if (q[L - 1] == last && word.ends_with(q.substr(0, L)))
-                    endingWith[L].add(token(), names);
-            return true;
-        });
+            });
         out.add(streamOf(inside));
+        // [L]: the words longer than L whose tail is q's first L letters, in key order.
+        std::vector<Source> endingWith(q.size());
+        for (size_t L = 1; L < q.size(); ++L)
+            for (size_t i : view_.wordsEnding(q.substr(0, L)))
+                if (const std::string_view word = view_.wordAt(i); word.size() > L)
+                    endingWith[L].add({kWordToken, word}, view_.namesOfWords({i, i + 1}));
         constexpr size_t kMaxRuns = 16;
         for (size_t L = 1; L < q.size(); ++L) {
             if (endingWith[L].size() == 0)
@@ -638,7 +679,10 @@ private:
     size_t settled_ = 0;
     std::unordered_map<std::string, size_t> postingCounts_;
     std::unordered_map<std::string, Source> startingWith_;
-    std::deque<std::string> texts_; ///< intern()'s
+    std::unordered_map<uint64_t, Source> startingWithPart_; ///< kind, offset and length
+    static constexpr size_t kUnknown = std::numeric_limits<size_t>::max();
+    std::vector<size_t> longestWordStart_; ///< per offset of the compact query; kUnknown
+    std::deque<std::string> texts_;        ///< intern()'s
 };
 
 } // namespace

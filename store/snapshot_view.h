@@ -41,6 +41,11 @@ public:
     virtual WordSpan wordsStarting(std::string_view) { return {}; }
     /// The word at a position wordsStarting() gave; valid as long as the View.
     virtual std::string_view wordAt(size_t) { return {}; }
+    /// The positions of the words that end with `suffix`, in key order (none without a name
+    /// index).
+    virtual std::vector<size_t> wordsEnding(std::string_view) { return {}; }
+    /// The length of the longest word (0 without a name index).
+    virtual size_t longestWord() { return 0; }
     /// How many names hold the words of `span`, summed over the words.
     virtual uint64_t namesOfWords(WordSpan) { return 0; }
     /// The names holding an index token, shortest first (then by id).

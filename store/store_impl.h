@@ -150,6 +150,14 @@ public:
             return std::string_view(text).substr(begin, ends[i] - begin);
         }
         uint32_t names(size_t i) const { return uint32_t(namesBefore[i + 1] - namesBefore[i]); }
+        size_t longest = 0; ///< the longest word's length
+        /// The words' positions in the order of their reversed text, for "words ending with"
+        /// (substring search); sorted by the first search that asks, once.
+        const std::vector<uint32_t>& byTail() const;
+
+    private:
+        mutable std::once_flag byTailOnce_;
+        mutable std::vector<uint32_t> byTail_;
     };
     /// The vocabulary of the snapshot `read` (a read-only transaction of `env`): the one kept if
     /// it is of the same snapshot, else read from the table and kept if no newer one is.

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <numeric>
 #include <ranges>
 #include <sys/file.h>
 #include <tuple>
@@ -463,12 +464,25 @@ SymbolStore::Impl::vocabularyOf(const lmdb::Txn& read) const {
         fresh->text.append(k);
         fresh->ends.push_back(uint32_t(fresh->text.size()));
         fresh->namesBefore.push_back(fresh->namesBefore.back() + readBigEndian(v, 4));
+        fresh->longest = std::max(fresh->longest, k.size());
     }
     std::lock_guard lock(vocabularyMu);
     // An older snapshot's reader does not replace a newer snapshot's vocabulary.
     if (!vocabulary || vocabulary->environment != environment || vocabulary->txnId <= txnId)
         vocabulary = fresh;
     return fresh;
+}
+
+const std::vector<uint32_t>& SymbolStore::Impl::Vocabulary::byTail() const {
+    std::call_once(byTailOnce_, [this] {
+        byTail_.resize(ends.size());
+        std::iota(byTail_.begin(), byTail_.end(), 0u);
+        std::ranges::sort(byTail_, [this](uint32_t a, uint32_t b) {
+            const std::string_view x = word(a), y = word(b);
+            return std::lexicographical_compare(x.rbegin(), x.rend(), y.rbegin(), y.rend());
+        });
+    });
+    return byTail_;
 }
 
 void SymbolStore::Impl::resizeMap(size_t bytes) const {
@@ -757,6 +771,25 @@ public:
     }
 
     std::string_view wordAt(size_t i) override { return vocabulary().word(i); }
+
+    std::vector<size_t> wordsEnding(std::string_view suffix) override {
+        const SymbolStore::Impl::Vocabulary& v = vocabulary();
+        const std::vector<uint32_t>& byTail = v.byTail();
+        auto endsBefore = [&](uint32_t i) { // the reversed word sorts before reversed `suffix`
+            const std::string_view w = v.word(i);
+            return std::lexicographical_compare(w.rbegin(), w.rend(), suffix.rbegin(),
+                                                suffix.rend());
+        };
+        auto first = std::ranges::partition_point(byTail, endsBefore);
+        auto last =
+            std::ranges::partition_point(std::ranges::subrange(first, byTail.end()),
+                                         [&](uint32_t i) { return v.word(i).ends_with(suffix); });
+        std::vector<size_t> positions(first, last);
+        std::ranges::sort(positions);
+        return positions;
+    }
+
+    size_t longestWord() override { return vocabulary().longest; }
 
     uint64_t namesOfWords(WordSpan span) override {
         const SymbolStore::Impl::Vocabulary& v = vocabulary();
