@@ -159,18 +159,18 @@ std::optional<MatchRank> matchName(std::string_view name, const NameQuery& query
     return std::nullopt;
 }
 
-std::vector<std::vector<std::string>>
+std::vector<std::vector<std::string_view>>
 wordStartCuts(std::string_view compact, const std::function<bool(std::string_view)>& startsWord,
               size_t cap) {
-    std::vector<std::vector<std::string>> cuts;
+    std::vector<std::vector<std::string_view>> cuts;
     if (compact.size() < kMinWordStart)
         return cuts;
     if (compact.size() < kMinSubstring) {
         if (startsWord(compact))
-            cuts.push_back({std::string(compact)});
+            cuts.push_back({compact});
         return cuts;
     }
-    std::vector<std::string> pieces;
+    std::vector<std::string_view> pieces;
     std::function<void(std::string_view)> cut = [&](std::string_view rest) {
         if (cuts.size() >= cap)
             return;
@@ -183,7 +183,7 @@ wordStartCuts(std::string_view compact, const std::function<bool(std::string_vie
         while (longest < rest.size() && startsWord(rest.substr(0, longest + 1)))
             ++longest;
         for (size_t k = longest; k >= 1 && cuts.size() < cap; --k) {
-            pieces.emplace_back(rest.substr(0, k));
+            pieces.push_back(rest.substr(0, k));
             cut(rest.substr(k));
             pieces.pop_back();
         }

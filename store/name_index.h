@@ -58,8 +58,8 @@ std::optional<MatchRank> matchName(std::string_view name, const NameQuery& query
 
 /// Ways to cut `compact` into pieces each of which starts a word of the vocabulary (`startsWord`
 /// says whether any word starts with a piece); at most `cap`, longer first pieces first. One piece
-/// only for a query of fewer than three characters.
-std::vector<std::vector<std::string>>
+/// only for a query of fewer than three characters. The pieces are views into `compact`.
+std::vector<std::vector<std::string_view>>
 wordStartCuts(std::string_view compact, const std::function<bool(std::string_view)>& startsWord,
               size_t cap);
 

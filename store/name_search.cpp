@@ -402,11 +402,12 @@ private:
     }
 
     /// Where `piece` lies in the compact query, if it is a part of it (the pieces of word-start
-    /// cuts and substring runs are).
+    /// cuts and substring runs are). Places are cache keys of 16 bits: none in a longer query.
     std::optional<size_t> offsetInQuery(std::string_view piece) const {
         const std::string& q = query_.compact;
         const std::less<const char*> before;
-        if (before(piece.data(), q.data()) || before(q.data() + q.size(), piece.data()) ||
+        if (q.size() > 0xFFFF || before(piece.data(), q.data()) ||
+            before(q.data() + q.size(), piece.data()) ||
             size_t(q.data() + q.size() - piece.data()) < piece.size())
             return std::nullopt;
         return size_t(piece.data() - q.data());
@@ -543,7 +544,7 @@ private:
     /// pieces' initials on consecutive words (allOf() says what is read).
     void addWordStarts(Union& out) {
         constexpr size_t kMaxCuts = 64;
-        for (const std::vector<std::string>& cut : wordStartCuts(
+        for (const std::vector<std::string_view>& cut : wordStartCuts(
                  query_.compact, [&](std::string_view p) { return startsWord(p); }, kMaxCuts)) {
             // A cut with a constraint no name meets proposes nothing (allOf() would read that
             // empty source first): the rest of it is not worked out. Initials first, one count
@@ -559,15 +560,14 @@ private:
                 initials.back().add({kInitialsToken, intern(token.substr(1))}, count);
             }
             std::vector<Source> sources;
-            for (const std::string& piece : cut)
+            for (std::string_view piece : cut)
                 sources.push_back(startingWith(piece));
             // Pieces go to consecutive words: each two in a row are a pair of words a name has
             // (when the words they start are few).
             for (size_t i = 0; i + 1 < cut.size() && !none; ++i)
-                if (std::optional<Source> pairs =
-                        pairsOf(startingWith(cut[i]), startingWith(cut[i + 1]))) {
+                if (const std::optional<Source>& pairs = pairsOfParts(cut[i], cut[i + 1])) {
                     none = pairs->postings == 0;
-                    sources.push_back(std::move(*pairs));
+                    sources.push_back(*pairs);
                 }
             if (none)
                 continue;
@@ -592,6 +592,22 @@ private:
             });
         });
         return pairs;
+    }
+
+    /// pairsOf() the words two pieces of the query start, cached by the pieces' places: the
+    /// ways to cut a query share their neighbouring pieces.
+    const std::optional<Source>& pairsOfParts(std::string_view first, std::string_view second) {
+        const std::optional<size_t> a = offsetInQuery(first), b = offsetInQuery(second);
+        if (!a || !b) { // not parts of the query: not cached
+            pairsScratch_ = pairsOf(startingWith(first), startingWith(second));
+            return pairsScratch_;
+        }
+        const uint64_t key =
+            uint64_t(*a) << 48 | uint64_t(first.size()) << 32 | uint64_t(*b) << 16 | second.size();
+        auto [it, inserted] = pairsOfParts_.try_emplace(key);
+        if (inserted)
+            it->second = pairsOf(startingWith(first), startingWith(second));
+        return it->second;
     }
 
     /// The names holding exactly `word`, if the vocabulary has it.
@@ -679,7 +695,9 @@ private:
     size_t settled_ = 0;
     std::unordered_map<std::string, size_t> postingCounts_;
     std::unordered_map<std::string, Source> startingWith_;
-    std::unordered_map<uint64_t, Source> startingWithPart_; ///< kind, offset and length
+    std::unordered_map<uint64_t, Source> startingWithPart_;            ///< kind, offset and length
+    std::unordered_map<uint64_t, std::optional<Source>> pairsOfParts_; ///< places of two parts
+    std::optional<Source> pairsScratch_;
     static constexpr size_t kUnknown = std::numeric_limits<size_t>::max();
     std::vector<size_t> longestWordStart_; ///< per offset of the compact query; kUnknown
     std::deque<std::string> texts_;        ///< intern()'s
