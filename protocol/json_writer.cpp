@@ -2,12 +2,15 @@
 
 #include <QString>
 
+#include <charconv>
+
 namespace symdex::protocol {
 
 JsonWriter& JsonWriter::key(std::string_view name) {
     separate();
-    quoted(name);
-    out_ += ':';
+    out_ += '"';
+    out_.append(name.data(), qsizetype(name.size()));
+    out_ += "\":";
     needComma_ = false;
     return *this;
 }
@@ -19,7 +22,9 @@ void JsonWriter::value(std::string_view utf8) {
 
 void JsonWriter::value(int64_t number) {
     separate();
-    out_ += QByteArray::number(qlonglong(number));
+    char digits[24];
+    const auto [end, error] = std::to_chars(digits, digits + sizeof digits, number);
+    out_.append(digits, qsizetype(end - digits));
 }
 
 void JsonWriter::value(bool b) {

@@ -21,7 +21,8 @@ public:
     void beginArray() { open('['); }
     void endArray() { close(']'); }
 
-    /// The key of the object member whose value comes next.
+    /// The key of the object member whose value comes next: a name of the protocol's, written
+    /// as it is (nothing in it needs escaping).
     JsonWriter& key(std::string_view name);
     /// A string, UTF-8; malformed UTF-8 becomes U+FFFD, as QString::fromUtf8 makes it.
     void value(std::string_view utf8);
