@@ -151,13 +151,24 @@ public:
         }
         uint32_t names(size_t i) const { return uint32_t(namesBefore[i + 1] - namesBefore[i]); }
         size_t longest = 0; ///< the longest word's length
-        /// The words' positions in the order of their reversed text, for "words ending with"
-        /// (substring search); sorted by the first search that asks, once.
-        const std::vector<uint32_t>& byTail() const;
+        /// The words by how they end, for "words ending with" (substring search): buckets of
+        /// positions, in key order within each, by the last letter (`last`) and by a hash of
+        /// the last two (`lastTwo`, words of two letters or more; a bucket may hold other
+        /// endings too). Built by the first search that asks, once, in two passes over the
+        /// words: no sort, so the first search after a commit pays little for it.
+        struct Tails {
+            static constexpr size_t kLastTwoBuckets = 4096;
+            static size_t lastTwoBucket(char a, char b) {
+                return (uint8_t(a) * 131u + uint8_t(b)) % kLastTwoBuckets;
+            }
+            std::vector<uint32_t> lastStart, last;       ///< bucket b: last[lastStart[b]...]
+            std::vector<uint32_t> lastTwoStart, lastTwo; ///< likewise
+        };
+        const Tails& tails() const;
 
     private:
-        mutable std::once_flag byTailOnce_;
-        mutable std::vector<uint32_t> byTail_;
+        mutable std::once_flag tailsOnce_;
+        mutable Tails tails_;
     };
     /// The vocabulary of the snapshot `read` (a read-only transaction of `env`): the one kept if
     /// it is of the same snapshot, else read from the table and kept if no newer one is.

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <numeric>
+#include <optional>
 #include <ranges>
 #include <sys/file.h>
 #include <tuple>
@@ -473,16 +474,40 @@ SymbolStore::Impl::vocabularyOf(const lmdb::Txn& read) const {
     return fresh;
 }
 
-const std::vector<uint32_t>& SymbolStore::Impl::Vocabulary::byTail() const {
-    std::call_once(byTailOnce_, [this] {
-        byTail_.resize(ends.size());
-        std::iota(byTail_.begin(), byTail_.end(), 0u);
-        std::ranges::sort(byTail_, [this](uint32_t a, uint32_t b) {
-            const std::string_view x = word(a), y = word(b);
-            return std::lexicographical_compare(x.rbegin(), x.rend(), y.rbegin(), y.rend());
-        });
+const SymbolStore::Impl::Vocabulary::Tails& SymbolStore::Impl::Vocabulary::tails() const {
+    std::call_once(tailsOnce_, [this] {
+        // A counting sort: count each bucket, make the counts starts, place the words in order.
+        auto build = [this](size_t buckets, auto bucketOf, std::vector<uint32_t>& start,
+                            std::vector<uint32_t>& out) {
+            start.assign(buckets + 1, 0);
+            for (size_t i = 0; i < ends.size(); ++i)
+                if (const std::optional<size_t> b = bucketOf(word(i)))
+                    ++start[*b + 1];
+            std::partial_sum(start.begin(), start.end(), start.begin());
+            out.resize(start.back());
+            std::vector<uint32_t> next(start.begin(), start.end() - 1);
+            for (size_t i = 0; i < ends.size(); ++i)
+                if (const std::optional<size_t> b = bucketOf(word(i)))
+                    out[next[*b]++] = uint32_t(i);
+        };
+        build(
+            256,
+            [](std::string_view w) -> std::optional<size_t> {
+                if (w.empty())
+                    return std::nullopt;
+                return uint8_t(w.back());
+            },
+            tails_.lastStart, tails_.last);
+        build(
+            Tails::kLastTwoBuckets,
+            [](std::string_view w) -> std::optional<size_t> {
+                if (w.size() < 2)
+                    return std::nullopt;
+                return Tails::lastTwoBucket(w[w.size() - 2], w.back());
+            },
+            tails_.lastTwoStart, tails_.lastTwo);
     });
-    return byTail_;
+    return tails_;
 }
 
 void SymbolStore::Impl::resizeMap(size_t bytes) const {
@@ -774,18 +799,19 @@ public:
 
     std::vector<size_t> wordsEnding(std::string_view suffix) override {
         const SymbolStore::Impl::Vocabulary& v = vocabulary();
-        const std::vector<uint32_t>& byTail = v.byTail();
-        auto endsBefore = [&](uint32_t i) { // the reversed word sorts before reversed `suffix`
-            const std::string_view w = v.word(i);
-            return std::lexicographical_compare(w.rbegin(), w.rend(), suffix.rbegin(),
-                                                suffix.rend());
-        };
-        auto first = std::ranges::partition_point(byTail, endsBefore);
-        auto last =
-            std::ranges::partition_point(std::ranges::subrange(first, byTail.end()),
-                                         [&](uint32_t i) { return v.word(i).ends_with(suffix); });
-        std::vector<size_t> positions(first, last);
-        std::ranges::sort(positions);
+        std::vector<size_t> positions;
+        if (suffix.empty())
+            return positions;
+        using Tails = SymbolStore::Impl::Vocabulary::Tails;
+        const Tails& tails = v.tails();
+        const bool one = suffix.size() == 1;
+        const size_t b = one ? uint8_t(suffix.back())
+                             : Tails::lastTwoBucket(suffix[suffix.size() - 2], suffix.back());
+        const std::vector<uint32_t>& words = one ? tails.last : tails.lastTwo;
+        const std::vector<uint32_t>& starts = one ? tails.lastStart : tails.lastTwoStart;
+        for (uint32_t k = starts[b]; k < starts[b + 1]; ++k)
+            if (v.word(words[k]).ends_with(suffix)) // in key order: the bucket keeps it
+                positions.push_back(words[k]);
         return positions;
     }
 
