@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 using namespace symdex;
 using symdex::test::TempDir;
@@ -298,6 +299,39 @@ TEST_CASE("words a commit adds are found by the next search of the same store (t
     store->flush();
     CHECK(find(*store, "zlp") == Strings{"word:zorbLengthPrefix"});
     CHECK(before.findSymbols("zlp", 50).empty());
+}
+
+TEST_CASE("searches of one snapshot on many threads at once answer alike (the vocabulary and its "
+          "word endings are built once, by whichever search comes first)",
+          "[store][names]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto store = SymbolStore::open(options);
+    store->publish(makeTu("/p/lib.cc", library()));
+    store->flush();
+    for (int commit = 0; commit < 3; ++commit) { // each commit: a new vocabulary to build
+        store->publish(makeTu("/p/new" + std::to_string(commit) + ".cc",
+                              {makeSymbol("zorbLengthPrefix" + std::to_string(commit), 1, true)}));
+        store->flush();
+        const Strings expected = {"substring:zorbLengthPrefix0"};
+        std::vector<Strings> substrings(4), endings(4);
+        std::vector<std::thread> threads;
+        for (size_t t = 0; t < 4; ++t)
+            threads.emplace_back([&, t] {
+                // "ngthpre": words ending with its first letters ("ngth"), then "pre...".
+                substrings[t] = find(*store, "ngthpre");
+                endings[t] = find(*store, "orbLengthPrefix0");
+            });
+        for (std::thread& thread : threads)
+            thread.join();
+        for (size_t t = 0; t < 4; ++t) {
+            CHECK(substrings[t].size() == size_t(commit + 2)); // zorb...0-commit and GetLength...
+            CHECK(substrings[t] == substrings[0]);
+            CHECK(endings[t] == expected);
+        }
+    }
 }
 
 TEST_CASE("names that differ only in case share a names row, each spelling indexed on its own",
