@@ -1,7 +1,7 @@
 // name_search_bench: name search at millions of names, on the store alone (no parsing): writes
 // N distinct camelCase, PascalCase and snake_case names built from a vocabulary of words into a
-// fresh store, then times StoreSnapshot::findSymbols for six kinds of query. A benchmark
-// program: it prints figures and asserts nothing.
+// fresh store, then times StoreSnapshot::findSymbols for six kinds of query, and for names typed
+// a letter at a time. A benchmark program: it prints figures and asserts nothing.
 //
 //   name_search_bench --names 2000000 [--store DIR] [--queries 50] [--limit 100]
 //
@@ -160,9 +160,10 @@ int main(int argc, char** argv) {
         const char* name;
         std::vector<std::string> queries;
     };
-    std::vector<Kind> kinds = {{"1-2 letter prefix", {}},  {"common word", {}},
-                               {"rare exact name", {}},    {"mid-name substring", {}},
-                               {"word-start abbrev.", {}}, {"no match", {}}};
+    std::vector<Kind> kinds = {{"1-2 letter prefix", {}},       {"common word", {}},
+                               {"rare exact name", {}},         {"mid-name substring", {}},
+                               {"word-start abbrev.", {}},      {"no match", {}},
+                               {"typed a letter at a time", {}}};
     std::mt19937_64 pick(7);
     for (size_t q = 0; q < queries; ++q) {
         const size_t i = pick() % spelled.size();
@@ -180,8 +181,13 @@ int main(int argc, char** argv) {
         for (int k = 0; k < 5; ++k)
             none += char('a' + pick() % 26);
         kinds[5].queries.push_back(none + "zq");
+        // An editor's symbol search as its user types a name: each of the first 8 prefixes,
+        // one query per keystroke (successive answers share most of their declarations).
+        if (q % 4 == 0)
+            for (size_t k = 1; k <= std::min<size_t>(8, spelled[i].size()); ++k)
+                kinds[6].queries.push_back(spelled[i].substr(0, k));
     }
-    std::printf("%-20s %10s %10s %10s\n", "query", "p50 ms", "p99 ms", "answers");
+    std::printf("%-26s %10s %10s %10s\n", "query", "p50 ms", "p99 ms", "answers");
     for (const Kind& kind : kinds) {
         if (only >= 0 && &kind != &kinds[size_t(only)])
             continue;
@@ -195,7 +201,7 @@ int main(int argc, char** argv) {
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
                         .count());
             }
-        std::printf("%-20s %10.2f %10.2f %10.1f\n", kind.name, percentile(ms, 0.5),
+        std::printf("%-26s %10.2f %10.2f %10.1f\n", kind.name, percentile(ms, 0.5),
                     percentile(ms, 0.99), double(answers) / double(kind.queries.size()));
     }
     return 0;

@@ -8,6 +8,7 @@
 #include "store/name_search.h"
 #include "store/overlay.h"
 #include "store/ref_blocks.h"
+#include "store/symbol_block_cache.h"
 #include "store/symbol_store.h"
 
 #include <atomic>
@@ -173,6 +174,9 @@ public:
     /// The vocabulary of the snapshot `read` (a read-only transaction of `env`): the one kept if
     /// it is of the same snapshot, else read from the table and kept if no newer one is.
     std::shared_ptr<const Vocabulary> vocabularyOf(const lmdb::Txn& read) const;
+    /// Declaration blocks decoded lately, for all readers (thread-safe): 2,048 blocks of 16, a
+    /// few MiB.
+    mutable SymbolBlockCache symbolBlocks{2048};
     /// Incremented by openEnvironment(): a vocabulary of an earlier environment is never used.
     std::atomic<uint64_t> environmentGeneration{0};
     mutable std::mutex vocabularyMu;

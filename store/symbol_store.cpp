@@ -140,7 +140,8 @@ public:
     }
 
     /// The declaration at row `seq` of file `id`. The block it is in stays decompressed for the
-    /// next call: a file's declarations of one name or USR are often neighbours.
+    /// next call (a file's declarations of one name or USR are often neighbours), and in the
+    /// store's cache for later requests (store/symbol_block_cache.h).
     std::optional<Symbol> symbol(uint32_t id, uint32_t seq) {
         const uint32_t block = seq / uint32_t(kSymbolsPerBlock);
         if (!cachedBlock_ || cachedBlockKey_ != std::pair(id, block)) {
@@ -148,10 +149,15 @@ public:
             auto bytes = txn_.get(s_.symbols, rowKey(id, block));
             if (!bytes)
                 return std::nullopt;
-            cachedBlock_ = SymbolBlock::decode(*bytes);
-            if (!cachedBlock_)
-                throw damagedStore(s_.options.directory,
-                                   "corrupt symbol block in '" + path(id) + "'");
+            cachedBlock_ = s_.symbolBlocks.find(id, block, *bytes);
+            if (!cachedBlock_) {
+                std::optional<SymbolBlock> decoded = SymbolBlock::decode(*bytes);
+                if (!decoded)
+                    throw damagedStore(s_.options.directory,
+                                       "corrupt symbol block in '" + path(id) + "'");
+                cachedBlock_ = std::make_shared<const SymbolBlock>(std::move(*decoded));
+                s_.symbolBlocks.keep(id, block, *bytes, cachedBlock_);
+            }
             cachedBlockKey_ = {id, block};
         }
         const uint32_t index = seq % uint32_t(kSymbolsPerBlock);
@@ -357,8 +363,8 @@ private:
     const SymbolStore::Impl& s_;
     const lmdb::Txn& txn_;
     std::unordered_map<uint32_t, std::string> paths_;
-    std::vector<UsrEntry> usrEntries_;       ///< usrEntries()' answer
-    std::optional<SymbolBlock> cachedBlock_; ///< symbol()'s last block
+    std::vector<UsrEntry> usrEntries_;               ///< usrEntries()' answer
+    std::shared_ptr<const SymbolBlock> cachedBlock_; ///< symbol()'s last block
     std::pair<uint32_t, uint32_t> cachedBlockKey_;
 };
 

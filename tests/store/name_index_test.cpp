@@ -334,6 +334,31 @@ TEST_CASE("searches of one snapshot on many threads at once answer alike (the vo
     }
 }
 
+TEST_CASE("a declaration block a commit rewrote is read anew, not from the blocks decoded for "
+          "earlier requests, and an older snapshot still reads its own",
+          "[store][names]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto store = SymbolStore::open(options);
+    auto lineOf = [](const std::vector<NameMatch>& found) {
+        REQUIRE(found.size() == 1);
+        return found[0].best.symbol.location.line;
+    };
+    store->publish(makeTu("/p/x.cc", {makeSymbol("zorbLength", 3, true)}));
+    store->flush();
+    CHECK(lineOf(store->findSymbols("zorbLength", 10)) == 3); // decoded, and kept
+    CHECK(lineOf(store->findSymbols("zorbLength", 10)) == 3); // from what was kept
+    const StoreSnapshot before = store->snapshot();
+    // The same file, row and block, with other bytes.
+    store->publish(makeTu("/p/x.cc", {makeSymbol("zorbLength", 7, true)}));
+    store->flush();
+    CHECK(lineOf(store->findSymbols("zorbLength", 10)) == 7);
+    CHECK(lineOf(before.findSymbols("zorbLength", 10)) == 3);
+    CHECK(lineOf(store->findSymbols("zorbLength", 10)) == 7);
+}
+
 TEST_CASE("names that differ only in case share a names row, each spelling indexed on its own",
           "[store][names]") {
     TempDir dir;
