@@ -179,9 +179,12 @@ QByteArray frameResultText(const RequestId& id, QByteArrayView resultJson) {
     w.key("id");
     if (!id.number.isEmpty())
         w.raw(std::string_view(id.number.constData(), size_t(id.number.size())));
-    else if (id.value.isString())
-        w.value(id.value.toString().toStdString());
-    else
+    else if (id.value.isString()) {
+        // As QJsonDocument writes it: a lone surrogate the client escaped stays \uXXXX, where
+        // the text's UTF-8 would have made it '?' and the client could not match the answer.
+        const QByteArray array = QJsonDocument(QJsonArray{id.value}).toJson(QJsonDocument::Compact);
+        w.raw(std::string_view(array.constData() + 1, size_t(array.size()) - 2));
+    } else
         w.raw("null");
     w.key("jsonrpc").value("2.0");
     w.key("result").raw(std::string_view(resultJson.data(), size_t(resultJson.size())));

@@ -391,6 +391,14 @@ TEST_CASE("JSON text: the writer writes what QJsonDocument writes for the same v
           bodyOf(frameResult(RequestId{QJsonValue("a\"b"), {}}, QJsonValue::Null)));
     CHECK(bodyOf(frameResultText(RequestId{QJsonValue::Null, {}}, "[]")) ==
           R"({"id":null,"jsonrpc":"2.0","result":[]})");
+    // A lone surrogate, which JSON's \u escapes allow and QString keeps: written back as
+    // \ud800, not as the '?' its UTF-8 conversion makes, or the client cannot match the answer.
+    const QJsonValue surrogate = QJsonDocument::fromJson(R"(["a\ud800b"])").array().at(0);
+    REQUIRE(surrogate.isString());
+    CHECK(bodyOf(frameResultText(RequestId{surrogate, {}}, "[]")) ==
+          bodyOf(frameResult(RequestId{surrogate, {}}, QJsonArray())));
+    CHECK(bodyOf(frameResultText(RequestId{surrogate, {}}, "[]")) ==
+          R"({"id":"a\ud800b","jsonrpc":"2.0","result":[]})");
 }
 
 TEST_CASE("URIs and locations: written as text, as QUrl and QJsonObject write them", "[protocol]") {
