@@ -455,6 +455,9 @@ private:
         char spanKind = kWordToken;
         View::WordSpan span; ///< each word a token spanKind + word
         std::vector<Token> tokens;
+        /// startingWith()'s piece when this is its source unchanged (the span is then every
+        /// word that starts with it), else empty.
+        std::string_view starts;
         size_t postings = 0;
         void add(Token token, size_t count) {
             tokens.push_back(token);
@@ -490,6 +493,8 @@ private:
             source->spanKind = kind;
             source->span = view_.wordsStarting(piece);
             source->postings = view_.namesOfWords(source->span);
+            if (kind == kWordToken)
+                source->starts = at ? piece : intern(std::string(piece));
         }
         return *source;
     }
@@ -498,6 +503,7 @@ private:
     /// all of it, or a whole word that begins it (its first piece).
     Source continuing(std::string_view rest, char kind = kWordToken) {
         Source source = startingWith(rest, kind);
+        source.starts = {};
         for (size_t k = 1; k < rest.size(); ++k)
             view_.forEachWord(rest.substr(0, k), [&](std::string_view word, uint32_t names) {
                 if (word.size() == k)
@@ -577,21 +583,46 @@ private:
         }
     }
 
-    /// The names where a word of `first` comes right before one of `second`, when that is a few
-    /// pairs of words (nullopt otherwise).
-    std::optional<Source> pairsOf(const Source& first, const Source& second) {
+    /// The names where a word of `first` comes right before one of `second` (nullopt: not
+    /// worked out). Each pair of words is counted when that is a few pairs; else, when `first`
+    /// is at most `maxFirstWords` words and `second` the words a piece starts, the pairs the
+    /// index holds are read, for each word of `first`, as the run of tokens that start with
+    /// that word and the piece: the pairs no name has cost nothing ("easeRe": a few words end
+    /// with "ease", a hundred start with "re", a dozen pairs of them are some name's). Substring
+    /// runs read them (a quarter of the instructions); word-start cuts do not (they share
+    /// their pairs across many cuts of rare names, and reading them cost those more).
+    std::optional<Source> pairsOf(const Source& first, const Source& second,
+                                  size_t maxFirstWords = 0) {
         constexpr size_t kMaxPairs = 16;
-        if (first.size() * second.size() > kMaxPairs)
-            return std::nullopt;
-        Source pairs;
-        first.forEachToken(view_, [&](const Token& a) {
-            second.forEachToken(view_, [&](const Token& b) {
-                const std::string token = pairToken(a.text, b.text);
-                if (const size_t count = postingCount(token))
-                    pairs.add({kPairToken, intern(token.substr(1))}, count);
+        if (first.size() * second.size() <= kMaxPairs) {
+            Source pairs;
+            first.forEachToken(view_, [&](const Token& a) {
+                second.forEachToken(view_, [&](const Token& b) {
+                    const std::string token = pairToken(a.text, b.text);
+                    if (const size_t count = postingCount(token))
+                        pairs.add({kPairToken, intern(token.substr(1))}, count);
+                });
             });
+            return pairs;
+        }
+        if (first.size() > maxFirstWords || second.starts.empty())
+            return std::nullopt;
+        // More pairs than a few: each would be a stream of its own to read, where the words'
+        // streams are fewer.
+        constexpr size_t kMaxPairTokens = 256;
+        Source pairs;
+        bool many = false;
+        first.forEachToken(view_, [&](const Token& a) {
+            if (!many)
+                view_.forEachTokenStarting(
+                    pairToken(a.text, second.starts), [&](std::string_view token, size_t count) {
+                        many = pairs.tokens.size() == kMaxPairTokens;
+                        if (!many)
+                            pairs.add({kPairToken, intern(std::string(token.substr(1)))}, count);
+                        return !many;
+                    });
         });
-        return pairs;
+        return many ? std::nullopt : std::optional(std::move(pairs));
     }
 
     /// pairsOf() the words two pieces of the query start, cached by the pieces' places: the
@@ -677,7 +708,7 @@ private:
                 runs = {{endingWith[L], continuing(q.substr(L))}};
             for (std::vector<Source>& run : runs) {
                 for (size_t i = 0, words = run.size(); i + 1 < words; ++i)
-                    if (std::optional<Source> pairs = pairsOf(run[i], run[i + 1]))
+                    if (std::optional<Source> pairs = pairsOf(run[i], run[i + 1], 64))
                         run.push_back(std::move(*pairs));
                 out.add(allOf(std::move(run)));
             }

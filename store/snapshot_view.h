@@ -67,6 +67,11 @@ public:
         std::unique_ptr<Postings> p = postings(token);
         return p ? p->size() : 0;
     }
+    /// The index tokens that start with `prefix`, in key order, each with how many names hold
+    /// it, until fn returns false (none without a name index). The token stays valid until fn
+    /// returns.
+    virtual void forEachTokenStarting(std::string_view /*prefix*/,
+                                      const std::function<bool(std::string_view, size_t)>&) {}
     /// Whether the name (length, id) holds `token`.
     virtual bool hasPosting(std::string_view token, uint32_t length, uint32_t id) = 0;
     /// The name the index holds under `id`.

@@ -957,6 +957,33 @@ public:
         return count;
     }
 
+    void forEachTokenStarting(std::string_view prefix,
+                              const std::function<bool(std::string_view, size_t)>& fn) override {
+        // A cursor of its own: fn may ask other questions of the postings.
+        if (!tokensCursor_)
+            tokensCursor_.emplace(txn(), s_.postings);
+        // A token's chunks are neighbours (its key, then 0, then the chunk's first posting).
+        std::string token;
+        size_t count = 0;
+        std::string_view k = prefix, v;
+        for (bool more = tokensCursor_->seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
+             more = tokensCursor_->get(MDB_NEXT, k, v)) {
+            const std::string_view keyToken = k.substr(0, k.find('\0'));
+            const std::optional<size_t> n = postingChunkSize(v);
+            if (!n || keyToken.size() == k.size())
+                throw damagedStore(s_.options.directory, "corrupt postings chunk");
+            if (keyToken != token) {
+                if (!token.empty() && !fn(token, count))
+                    return;
+                token.assign(keyToken);
+                count = 0;
+            }
+            count += *n;
+        }
+        if (!token.empty())
+            fn(token, count);
+    }
+
     bool hasPosting(std::string_view token, uint32_t length, uint32_t id) override {
         if (!postingsCursor_)
             postingsCursor_.emplace(txn(), s_.postings);
@@ -1160,6 +1187,7 @@ private:
     SnapshotReader reader_;
     std::unordered_map<uint32_t, bool> shadowed_;
     std::optional<lmdb::Cursor> postingsCursor_; ///< hasPosting()'s, opened on first use
+    std::optional<lmdb::Cursor> tokensCursor_;   ///< forEachTokenStarting()'s
     std::vector<lmdb::Cursor> postingCursors_;   ///< postings()' cursors no stream holds now
     std::vector<Posting> postingsChunk_;         ///< hasPosting()'s last chunk, decoded
     std::string postingsChunkKey_;               ///< and its key

@@ -526,3 +526,57 @@ TEST_CASE("a search skips through tokens of many postings chunks to the names a 
                 CHECK(!found.empty());
         }
 }
+
+TEST_CASE("substrings and word starts across two words, where a few words end or start the "
+          "first piece and many start the second, find what checking every name finds",
+          "[store][names]") {
+    // 6 words end with "der", 24 start with "re": a query's pairs of them are 144, more than
+    // are counted one by one, so the pairs the index holds are read by their common start.
+    const std::vector<std::string> firsts = {"reader", "header", "loader",
+                                             "folder", "ladder", "border"};
+    std::vector<std::string> seconds;
+    for (const char* tail : {"ad",   "set",  "do",   "try",  "turn", "play", "cord", "view",
+                             "size", "move", "name", "load", "bind", "pack", "scan", "port",
+                             "sult", "tain", "lay",  "call", "fill", "mote", "use",  "gion"})
+        seconds.push_back(std::string("re") + tail);
+    auto capital = [](std::string w) {
+        w[0] = char(w[0] - 'a' + 'A');
+        return w;
+    };
+    // Each first word before a few of the second words (not all: most pairs no name has), and
+    // names where the two words are not neighbours.
+    std::vector<std::vector<Symbol>> files(2);
+    uint32_t n = 0;
+    for (size_t i = 0; i < firsts.size(); ++i)
+        for (size_t j = i; j < seconds.size(); j += 5) {
+            const std::string name = n % 4 ? firsts[i] + capital(seconds[j])
+                                           : "get_" + firsts[i] + "_" + seconds[j] + "_now";
+            files[n % 4 / 2].push_back(makeSymbol(name, n + 1, n % 3 != 0));
+            files[n % 4 / 2].push_back(
+                makeSymbol(firsts[i] + "Other" + capital(seconds[j]), n + 2, true));
+            n += 2;
+        }
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto lmdb = SymbolStore::open(options);
+    MemoryStore memory;
+    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
+        for (size_t f = 0; f < files.size(); ++f)
+            store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
+        store->flush();
+    }
+    const std::vector<std::string> queries = {
+        "derre",    "derres", "aderread", "erreco", "derrecord", "eaderrel",   "olderrepo",
+        "ladrere",  "headre", "rere",     "fore",   "borrem",    "derotherre", "derot",
+        "getreare", "reare",  "orderret", "erreg",  "dderrese",  "derrx",      "loare"};
+    for (const std::string& query : queries)
+        for (size_t limit : {size_t(3), size_t(1000)}) {
+            INFO(query << " limit " << limit);
+            CHECK(find(*lmdb, query, limit) == find(memory, query, limit));
+        }
+    CHECK(find(*lmdb, "derre", 1000).size() > 10);
+    // header before reload, in one name; as neighbours only in that one
+    CHECK(find(*lmdb, "eaderrel", 1000) == Strings{"substring:headerReload"});
+}
