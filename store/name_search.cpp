@@ -237,6 +237,41 @@ private:
     std::vector<std::string> tokens_;
 };
 
+/// An index token as its kind and the text after it: a word of the vocabulary, which stays
+/// while the View does (View::forEachWord), or a text a NameSearch keeps (intern()). A token's
+/// string is made only to read its postings. (Token and Source are outside NameSearch: as its
+/// members, clang 16 found them not default-constructible where NameSearch's own members
+/// instantiate std::optional<Source>.)
+struct Token {
+    char kind;
+    std::string_view text;
+    std::string spelled() const { return kind + std::string(text); }
+};
+/// Index tokens whose postings together hold every candidate of some constraint, and how
+/// many postings that is: a run of the vocabulary's words (a word start's, found by a
+/// binary search and counted by sums, however many words it is) and tokens besides. Sources
+/// are copied and combined many ways per query.
+struct Source {
+    char spanKind = kWordToken;
+    View::WordSpan span; ///< each word a token spanKind + word
+    std::vector<Token> tokens;
+    /// startingWith()'s piece when this is its source unchanged (the span is then every
+    /// word that starts with it), else empty.
+    std::string_view starts;
+    size_t postings = 0;
+    void add(Token token, size_t count) {
+        tokens.push_back(token);
+        postings += count;
+    }
+    size_t size() const { return span.size() + tokens.size(); }
+    template <typename Fn> void forEachToken(View& view, Fn&& fn) const {
+        for (size_t i = span.begin; i < span.end; ++i)
+            fn(Token{spanKind, view.wordAt(i)});
+        for (const Token& token : tokens)
+            fn(token);
+    }
+};
+
 /// One findSymbols() call. Names are taken rank by rank, shortest first within a rank, and
 /// each name key is expanded into its declarations; the search stops once `limit` matches are
 /// settled (nothing later can outrank them) or a rank ends with `limit` matches. The index
@@ -438,39 +473,6 @@ private:
         }
         return piece.size() <= longest;
     }
-
-    /// An index token as its kind and the text after it: a word of the vocabulary, which stays
-    /// while the View does (View::forEachWord), or a text kept by intern(). A token's string is
-    /// made only to read its postings.
-    struct Token {
-        char kind;
-        std::string_view text;
-        std::string spelled() const { return kind + std::string(text); }
-    };
-    /// Index tokens whose postings together hold every candidate of some constraint, and how
-    /// many postings that is: a run of the vocabulary's words (a word start's, found by a
-    /// binary search and counted by sums, however many words it is) and tokens besides. Sources
-    /// are copied and combined many ways per query.
-    struct Source {
-        char spanKind = kWordToken;
-        View::WordSpan span; ///< each word a token spanKind + word
-        std::vector<Token> tokens;
-        /// startingWith()'s piece when this is its source unchanged (the span is then every
-        /// word that starts with it), else empty.
-        std::string_view starts;
-        size_t postings = 0;
-        void add(Token token, size_t count) {
-            tokens.push_back(token);
-            postings += count;
-        }
-        size_t size() const { return span.size() + tokens.size(); }
-        template <typename Fn> void forEachToken(View& view, Fn&& fn) const {
-            for (size_t i = span.begin; i < span.end; ++i)
-                fn(Token{spanKind, view.wordAt(i)});
-            for (const Token& token : tokens)
-                fn(token);
-        }
-    };
 
     /// A text kept for the whole search (a deque: what it holds never moves).
     std::string_view intern(std::string text) { return texts_.emplace_back(std::move(text)); }
