@@ -16,25 +16,21 @@ void SymbolBlockCache::keep(uint32_t file, uint32_t block, std::string_view byte
                             std::shared_ptr<const SymbolBlock> decoded) {
     if (capacity_ == 0)
         return;
+    // The copy is made, and what leaves is freed, outside the lock.
+    std::list<Entry> entry;
+    entry.push_back({keyOf(file, block), std::string(bytes), std::move(decoded)});
+    std::list<Entry> gone;
     std::lock_guard lock(mu_);
-    const uint64_t key = keyOf(file, block);
-    if (auto it = index_.find(key); it != index_.end()) { // another snapshot's bytes: replaced
-        it->second->bytes.assign(bytes);
-        it->second->decoded = std::move(decoded);
-        entries_.splice(entries_.begin(), entries_, it->second);
-        return;
-    }
-    if (entries_.size() >= capacity_) {
+    if (auto it = index_.find(entry.front().key); it != index_.end()) {
+        // Another snapshot's bytes: replaced.
+        gone.splice(gone.end(), entries_, it->second);
+        index_.erase(it);
+    } else if (entries_.size() >= capacity_) {
         index_.erase(entries_.back().key);
-        entries_.pop_back();
+        gone.splice(gone.end(), entries_, std::prev(entries_.end()));
     }
-    entries_.push_front({key, std::string(bytes), std::move(decoded)});
-    index_.emplace(key, entries_.begin());
-}
-
-size_t SymbolBlockCache::size() const {
-    std::lock_guard lock(mu_);
-    return entries_.size();
+    entries_.splice(entries_.begin(), entry);
+    index_.emplace(entries_.front().key, entries_.begin());
 }
 
 } // namespace symdex
