@@ -79,6 +79,16 @@ bool settled(const NameMatch& m) {
 
 using View = StoreSnapshot::View;
 
+/// A word-start cut whose every constraint holds more names than this reads the pairs of its
+/// pieces' words that the index holds (NameSearch::pairsOf), for up to kMaxPairFirstWords
+/// words of the first piece.
+constexpr size_t kReadPairsAbove = 256;
+constexpr size_t kMaxPairFirstWords = 64;
+constexpr size_t kMaxCutFirstWords = 1024;
+/// Pairs of words read by their start are read name by name (rather than token by token)
+/// when they are more than a few hundred tokens, up to this many names in all.
+constexpr size_t kMaxPairNames = 16384;
+
 /// A prefix range longer than this (plus 4 per answer asked) is read from the postings instead.
 constexpr size_t kLongRange = 2000;
 
@@ -102,6 +112,29 @@ public:
 
 private:
     std::unique_ptr<View::Postings> postings_;
+};
+
+/// Names read beforehand, in order, each once.
+class NamesStream final : public Stream {
+public:
+    explicit NamesStream(std::shared_ptr<const std::vector<View::NameRef>> names)
+        : names_(std::move(names)) {}
+    bool next(uint32_t& length, uint32_t& id) override {
+        if (at_ == names_->size())
+            return false;
+        std::tie(length, id) = (*names_)[at_++];
+        return true;
+    }
+    bool skipTo(uint32_t& length, uint32_t& id) override {
+        at_ = size_t(std::lower_bound(names_->begin() + ptrdiff_t(at_), names_->end(),
+                                      View::NameRef{length, id}) -
+                     names_->begin());
+        return next(length, id);
+    }
+
+private:
+    std::shared_ptr<const std::vector<View::NameRef>> names_;
+    size_t at_ = 0;
 };
 
 /// The names of any of several streams, each once: a merge.
@@ -255,6 +288,8 @@ struct Source {
     char spanKind = kWordToken;
     View::WordSpan span; ///< each word a token spanKind + word
     std::vector<Token> tokens;
+    /// Names besides, read beforehand (pairsOf()), in order, each once.
+    std::shared_ptr<const std::vector<View::NameRef>> names;
     /// startingWith()'s piece when this is its source unchanged (the span is then every
     /// word that starts with it), else empty.
     std::string_view starts;
@@ -263,7 +298,8 @@ struct Source {
         tokens.push_back(token);
         postings += count;
     }
-    size_t size() const { return span.size() + tokens.size(); }
+    /// How many streams it is.
+    size_t size() const { return span.size() + tokens.size() + (names ? 1 : 0); }
     template <typename Fn> void forEachToken(View& view, Fn&& fn) const {
         for (size_t i = span.begin; i < span.end; ++i)
             fn(Token{spanKind, view.wordAt(i)});
@@ -521,6 +557,8 @@ private:
             if (std::unique_ptr<View::Postings> postings = view_.postings(token.spelled()))
                 out->add(std::make_unique<TokenStream>(std::move(postings)));
         });
+        if (source.names)
+            out->add(std::make_unique<NamesStream>(source.names));
         return out;
     }
 
@@ -537,7 +575,7 @@ private:
         for (size_t i = 1; i < sources.size(); ++i) {
             if (sources[i].postings <= kFilterRatio * sources[0].postings)
                 stream = std::make_unique<Intersection>(std::move(stream), streamOf(sources[i]));
-            else if (sources[i].size() <= kAskedTokens) {
+            else if (sources[i].size() <= kAskedTokens && !sources[i].names) {
                 std::vector<std::string> tokens;
                 sources[i].forEachToken(
                     view_, [&](const Token& token) { tokens.push_back(token.spelled()); });
@@ -572,15 +610,37 @@ private:
                 sources.push_back(startingWith(piece));
             // Pieces go to consecutive words: each two in a row are a pair of words a name has
             // (when the words they start are few).
-            for (size_t i = 0; i + 1 < cut.size() && !none; ++i)
+            std::vector<size_t> unpaired; // pieces whose pairs with the next were not worked out
+            for (size_t i = 0; i + 1 < cut.size() && !none; ++i) {
                 if (const std::optional<Source>& pairs = pairsOfParts(cut[i], cut[i + 1])) {
                     none = pairs->postings == 0;
                     sources.push_back(*pairs);
+                } else {
+                    unpaired.push_back(i);
                 }
+            }
             if (none)
                 continue;
             for (Source& source : initials)
                 sources.push_back(std::move(source));
+            // When every constraint still holds many names ("locl": lo|cl, a few hundred
+            // words each side), the pairs the index holds are read by their start: the names
+            // read are then about those the cut finds, not every name with such words.
+            if (!unpaired.empty() && cut.size() == 2 &&
+                std::min_element(sources.begin(), sources.end(), [](auto& a, auto& b) {
+                    return a.postings < b.postings;
+                })->postings > kReadPairsAbove) {
+                for (size_t i : unpaired)
+                    if (const std::optional<Source>& pairs =
+                            pairsOfParts(cut[i], cut[i + 1], kMaxCutFirstWords)) {
+                        none = pairs->postings == 0;
+                        sources.push_back(*pairs);
+                        if (none)
+                            break;
+                    }
+                if (none)
+                    continue;
+            }
             out.add(allOf(std::move(sources)));
         }
     }
@@ -624,22 +684,40 @@ private:
                         return !many;
                     });
         });
-        return many ? std::nullopt : std::optional(std::move(pairs));
+        if (!many)
+            return pairs;
+        // More pairs than streams can merge cheaply ("sc|s": a dozen words start with "sc",
+        // and each comes before hundreds that start with "s"): their names, read once, sorted.
+        auto names = std::make_shared<std::vector<View::NameRef>>();
+        bool within = true;
+        first.forEachToken(view_, [&](const Token& a) {
+            within = within && view_.namesOfTokensStarting(pairToken(a.text, second.starts), *names,
+                                                           kMaxPairNames - names->size());
+        });
+        if (!within)
+            return std::nullopt;
+        std::sort(names->begin(), names->end());
+        names->erase(std::unique(names->begin(), names->end()), names->end());
+        pairs = {};
+        pairs.postings = names->size();
+        pairs.names = std::move(names);
+        return pairs;
     }
 
     /// pairsOf() the words two pieces of the query start, cached by the pieces' places: the
     /// ways to cut a query share their neighbouring pieces.
-    const std::optional<Source>& pairsOfParts(std::string_view first, std::string_view second) {
+    const std::optional<Source>& pairsOfParts(std::string_view first, std::string_view second,
+                                              size_t maxFirstWords = 0) {
         const std::optional<size_t> a = offsetInQuery(first), b = offsetInQuery(second);
         if (!a || !b) { // not parts of the query: not cached
-            pairsScratch_ = pairsOf(startingWith(first), startingWith(second));
+            pairsScratch_ = pairsOf(startingWith(first), startingWith(second), maxFirstWords);
             return pairsScratch_;
         }
         const uint64_t key =
             uint64_t(*a) << 48 | uint64_t(first.size()) << 32 | uint64_t(*b) << 16 | second.size();
-        auto [it, inserted] = pairsOfParts_.try_emplace(key);
+        auto [it, inserted] = (maxFirstWords ? pairsRead_ : pairsOfParts_).try_emplace(key);
         if (inserted)
-            it->second = pairsOf(startingWith(first), startingWith(second));
+            it->second = pairsOf(startingWith(first), startingWith(second), maxFirstWords);
         return it->second;
     }
 
@@ -710,7 +788,8 @@ private:
                 runs = {{endingWith[L], continuing(q.substr(L))}};
             for (std::vector<Source>& run : runs) {
                 for (size_t i = 0, words = run.size(); i + 1 < words; ++i)
-                    if (std::optional<Source> pairs = pairsOf(run[i], run[i + 1], 64))
+                    if (std::optional<Source> pairs =
+                            pairsOf(run[i], run[i + 1], kMaxPairFirstWords))
                         run.push_back(std::move(*pairs));
                 out.add(allOf(std::move(run)));
             }
@@ -730,6 +809,7 @@ private:
     std::unordered_map<std::string, Source> startingWith_;
     std::unordered_map<uint64_t, Source> startingWithPart_;            ///< kind, offset and length
     std::unordered_map<uint64_t, std::optional<Source>> pairsOfParts_; ///< places of two parts
+    std::unordered_map<uint64_t, std::optional<Source>> pairsRead_;    ///< the same, read by start
     std::optional<Source> pairsScratch_;
     static constexpr size_t kUnknown = std::numeric_limits<size_t>::max();
     std::vector<size_t> longestWordStart_; ///< per offset of the compact query; kUnknown

@@ -72,6 +72,15 @@ public:
     /// returns.
     virtual void forEachTokenStarting(std::string_view /*prefix*/,
                                       const std::function<bool(std::string_view, size_t)>&) {}
+    /// A name of the index: its length and id, the order postings come in.
+    using NameRef = std::pair<uint32_t, uint32_t>;
+    /// Appends the names holding each token that starts with `prefix` (a name holding several
+    /// comes once per token, each token's in order); false, with `out` as it was, when they
+    /// are more than `cap` (or the store has no name index).
+    virtual bool namesOfTokensStarting(std::string_view /*prefix*/, std::vector<NameRef>& /*out*/,
+                                       size_t /*cap*/) {
+        return false;
+    }
     /// Whether the name (length, id) holds `token`.
     virtual bool hasPosting(std::string_view token, uint32_t length, uint32_t id) = 0;
     /// The name the index holds under `id`.

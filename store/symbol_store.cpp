@@ -984,6 +984,26 @@ public:
             fn(token, count);
     }
 
+    bool namesOfTokensStarting(std::string_view prefix, std::vector<NameRef>& out,
+                               size_t cap) override {
+        if (!tokensCursor_)
+            tokensCursor_.emplace(txn(), s_.postings);
+        const size_t was = out.size();
+        std::string_view k = prefix, v;
+        for (bool more = tokensCursor_->seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
+             more = tokensCursor_->get(MDB_NEXT, k, v)) {
+            if (!decodePostingChunk(v, namesChunk_))
+                throw damagedStore(s_.options.directory, "corrupt postings chunk");
+            if (out.size() - was + namesChunk_.size() > cap) {
+                out.resize(was);
+                return false;
+            }
+            for (const Posting& p : namesChunk_)
+                out.emplace_back(p.length, p.id);
+        }
+        return true;
+    }
+
     bool hasPosting(std::string_view token, uint32_t length, uint32_t id) override {
         if (!postingsCursor_)
             postingsCursor_.emplace(txn(), s_.postings);
@@ -1190,6 +1210,7 @@ private:
     std::optional<lmdb::Cursor> tokensCursor_;   ///< forEachTokenStarting()'s
     std::vector<lmdb::Cursor> postingCursors_;   ///< postings()' cursors no stream holds now
     std::vector<Posting> postingsChunk_;         ///< hasPosting()'s last chunk, decoded
+    std::vector<Posting> namesChunk_;            ///< namesOfTokensStarting()'s
     std::string postingsChunkKey_;               ///< and its key
     std::shared_ptr<const SymbolStore::Impl::Vocabulary> vocabulary_; ///< on first use
 };

@@ -580,3 +580,62 @@ TEST_CASE("substrings and word starts across two words, where a few words end or
     // header before reload, in one name; as neighbours only in that one
     CHECK(find(*lmdb, "eaderrel", 1000) == Strings{"substring:headerReload"});
 }
+
+TEST_CASE("word starts over two words that each start hundreds of names, with hundreds of pairs "
+          "of them, find what checking every name finds",
+          "[store][names]") {
+    // 30 words start with "lo" and 30 with "cl", each in about 60 names: the cut lo|cl holds
+    // many names on either side, so the pairs the index holds are read by their start; they
+    // are some 600 tokens, too many to merge as streams, so their names are read beforehand.
+    std::vector<std::string> firsts, seconds;
+    for (char a = 'a'; a < 'f'; ++a)
+        for (char b = 'p'; b < 'v'; ++b) {
+            firsts.push_back(std::string("lo") + a + b);
+            seconds.push_back(std::string("cl") + b + a);
+        }
+    auto capital = [](std::string w) {
+        w[0] = char(w[0] - 'a' + 'A');
+        return w;
+    };
+    std::vector<std::vector<Symbol>> files(3);
+    for (uint32_t n = 0; n < 1800; ++n) {
+        const std::string& first = firsts[n % firsts.size()];
+        const std::string& second = seconds[(n / firsts.size() + 7 * n) % seconds.size()];
+        std::string name;
+        switch (n % 3) {
+        case 0:
+            name = first + capital(second) + "Tail" + std::to_string(n);
+            break;
+        case 1:
+            name = first + "_mid_" + second + std::to_string(n);
+            break; // not neighbours
+        default:
+            name = "x" + std::to_string(n) + "_" + second + "_" + first;
+            break;
+        }
+        files[n % 3].push_back(makeSymbol(name, n + 1, n % 5 != 0));
+    }
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto lmdb = SymbolStore::open(options);
+    MemoryStore memory;
+    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
+        for (size_t f = 0; f < files.size(); ++f)
+            store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
+        store->flush();
+    }
+    const std::vector<std::string> queries = {"locl",  "locls",  "loapcl", "loclqa", "lcl",
+                                              "loctl", "clolo",  "clpalo", "clqbl",  "locx",
+                                              "lomcl", "lotacl", "locltai"};
+    for (const std::string& query : queries)
+        for (size_t limit : {size_t(3), size_t(1000)}) {
+            INFO(query << " limit " << limit);
+            CHECK(find(*lmdb, query, limit) == find(memory, query, limit));
+        }
+    // lo* before cl* in a third of the names, each a word start ("locl" ranks them first)
+    const Strings all = find(*lmdb, "locl", 1000);
+    CHECK(std::count_if(all.begin(), all.end(),
+                        [](const std::string& s) { return s.starts_with("word:"); }) == 600);
+}
