@@ -565,24 +565,37 @@ private:
     /// The names every source has: the rarest read; each other source filters it, read along
     /// when that costs little more, else asked name by name when it is a few tokens, else not
     /// at all (a name is checked with matchName() anyway).
-    std::unique_ptr<Stream> allOf(std::vector<Source> sources) {
+    std::unique_ptr<Stream> allOf(std::vector<const Source*> sources) {
         std::sort(sources.begin(), sources.end(),
-                  [](const Source& a, const Source& b) { return a.postings < b.postings; });
-        constexpr size_t kFilterRatio = 32, kSmall = 16, kAskedTokens = 4;
-        std::unique_ptr<Stream> stream = streamOf(sources[0]);
-        if (sources[0].postings <= kSmall)
+                  [](const Source* a, const Source* b) { return a->postings < b->postings; });
+        std::unique_ptr<Stream> stream = streamOf(*sources[0]);
+        if (sources[0]->postings <= kSmall)
             return stream;
         for (size_t i = 1; i < sources.size(); ++i) {
-            if (sources[i].postings <= kFilterRatio * sources[0].postings)
-                stream = std::make_unique<Intersection>(std::move(stream), streamOf(sources[i]));
-            else if (sources[i].size() <= kAskedTokens && !sources[i].names) {
+            const Source& source = *sources[i];
+            if (source.postings <= kFilterRatio * sources[0]->postings)
+                stream = std::make_unique<Intersection>(std::move(stream), streamOf(source));
+            else if (source.size() <= kAskedTokens && !source.names) {
                 std::vector<std::string> tokens;
-                sources[i].forEachToken(
-                    view_, [&](const Token& token) { tokens.push_back(token.spelled()); });
+                source.forEachToken(view_,
+                                    [&](const Token& token) { tokens.push_back(token.spelled()); });
                 stream = std::make_unique<Asked>(view_, std::move(stream), std::move(tokens));
             }
         }
         return stream;
+    }
+    static constexpr size_t kFilterRatio = 32, kSmall = 16, kAskedTokens = 4;
+
+    /// The names whose three consecutive words have these initials (cached: the ways to cut a
+    /// query share them).
+    const Source& initialsOf(char a, char b, char c) {
+        auto [it, inserted] = initials_.try_emplace(uint32_t(uint8_t(a)) << 16 |
+                                                    uint32_t(uint8_t(b)) << 8 | uint8_t(c));
+        if (inserted) {
+            const std::string token{kInitialsToken, a, b, c};
+            it->second.add({kInitialsToken, intern(token.substr(1))}, postingCount(token));
+        }
+        return it->second;
     }
 
     /// Word-start candidates: for each way to cut the query into pieces that start words, the
@@ -590,58 +603,66 @@ private:
     /// pieces' initials on consecutive words (allOf() says what is read).
     void addWordStarts(Union& out) {
         constexpr size_t kMaxCuts = 64;
+        // The sources the cuts share are kept for the whole search (startingWith(),
+        // pairsOfParts(), initialsOf()) and a cut points at them: a rare name's cuts mostly
+        // come down to the same pair or initials of a name or two, read once.
+        std::set<const Source*> readAlone;
+        std::vector<const Source*> sources;
         for (const std::vector<std::string_view>& cut : wordStartCuts(
                  query_.compact, [&](std::string_view p) { return startsWord(p); }, kMaxCuts)) {
             // A cut with a constraint no name meets proposes nothing (allOf() would read that
             // empty source first): the rest of it is not worked out. Initials first, one count
             // each.
-            std::vector<Source> initials;
+            sources.clear();
             bool none = false;
             // Pieces go to consecutive words: each three in a row are initials a name has.
             for (size_t i = 0; i + 2 < cut.size() && !none; ++i) {
-                std::string token{kInitialsToken, cut[i][0], cut[i + 1][0], cut[i + 2][0]};
-                const size_t count = postingCount(token);
-                none = count == 0;
-                initials.emplace_back();
-                initials.back().add({kInitialsToken, intern(token.substr(1))}, count);
+                sources.push_back(&initialsOf(cut[i][0], cut[i + 1][0], cut[i + 2][0]));
+                none = sources.back()->postings == 0;
             }
-            std::vector<Source> sources;
-            for (std::string_view piece : cut)
-                sources.push_back(startingWith(piece));
+            for (size_t i = 0; i < cut.size() && !none; ++i)
+                sources.push_back(&startingWith(cut[i]));
             // Pieces go to consecutive words: each two in a row are a pair of words a name has
             // (when the words they start are few).
             std::vector<size_t> unpaired; // pieces whose pairs with the next were not worked out
             for (size_t i = 0; i + 1 < cut.size() && !none; ++i) {
                 if (const std::optional<Source>& pairs = pairsOfParts(cut[i], cut[i + 1])) {
                     none = pairs->postings == 0;
-                    sources.push_back(*pairs);
+                    sources.push_back(&*pairs);
                 } else {
                     unpaired.push_back(i);
                 }
             }
             if (none)
                 continue;
-            for (Source& source : initials)
-                sources.push_back(std::move(source));
+            auto rarest = [&] {
+                return *std::min_element(
+                    sources.begin(), sources.end(),
+                    [](const Source* a, const Source* b) { return a->postings < b->postings; });
+            };
             // When every constraint still holds many names ("locl": lo|cl, a few hundred
             // words each side), the pairs the index holds are read by their start: the names
             // read are then about those the cut finds, not every name with such words.
-            if (!unpaired.empty() && cut.size() == 2 &&
-                std::min_element(sources.begin(), sources.end(), [](auto& a, auto& b) {
-                    return a.postings < b.postings;
-                })->postings > kReadPairsAbove) {
+            if (!unpaired.empty() && cut.size() == 2 && rarest()->postings > kReadPairsAbove) {
                 for (size_t i : unpaired)
                     if (const std::optional<Source>& pairs =
                             pairsOfParts(cut[i], cut[i + 1], kMaxCutFirstWords)) {
                         none = pairs->postings == 0;
-                        sources.push_back(*pairs);
+                        sources.push_back(&*pairs);
                         if (none)
                             break;
                     }
                 if (none)
                     continue;
             }
-            out.add(allOf(std::move(sources)));
+            // A cut whose rarest constraint is a few names proposes those names: once for all
+            // the cuts that come down to the same ones (pairsScratch_ changes: never shared).
+            if (const Source* few = rarest(); few->postings <= kSmall) {
+                if ((pairsScratch_ && few == &*pairsScratch_) || readAlone.insert(few).second)
+                    out.add(streamOf(*few));
+                continue;
+            }
+            out.add(allOf(sources));
         }
     }
 
@@ -791,7 +812,10 @@ private:
                     if (std::optional<Source> pairs =
                             pairsOf(run[i], run[i + 1], kMaxPairFirstWords))
                         run.push_back(std::move(*pairs));
-                out.add(allOf(std::move(run)));
+                std::vector<const Source*> sources;
+                for (const Source& source : run)
+                    sources.push_back(&source);
+                out.add(allOf(std::move(sources)));
             }
         }
     }
@@ -811,6 +835,7 @@ private:
     std::unordered_map<uint64_t, std::optional<Source>> pairsOfParts_; ///< places of two parts
     std::unordered_map<uint64_t, std::optional<Source>> pairsRead_;    ///< the same, read by start
     std::optional<Source> pairsScratch_;
+    std::unordered_map<uint32_t, Source> initials_; ///< initialsOf(), by its three letters
     static constexpr size_t kUnknown = std::numeric_limits<size_t>::max();
     std::vector<size_t> longestWordStart_; ///< per offset of the compact query; kUnknown
     std::deque<std::string> texts_;        ///< intern()'s

@@ -639,3 +639,42 @@ TEST_CASE("word starts over two words that each start hundreds of names, with hu
     CHECK(std::count_if(all.begin(), all.end(),
                         [](const std::string& s) { return s.starts_with("word:"); }) == 600);
 }
+
+TEST_CASE("each way to cut a query into word starts proposes its own names, however many ways "
+          "come down to as few names as another",
+          "[store][names]") {
+    // "ratedisk" cuts as rate|disk, rat|edisk, ra|te|disk, ...: each cut's rarest constraint is
+    // the one pair of words of one name, a different name each time, all equally rare.
+    // (Not at the name's start: those are prefixes, found by the names table.)
+    const std::vector<std::string> names = {"getRateDisk",  "getRatEdisk",    "getRaTeDisk",
+                                            "getRatedIsk",  "x_rate_di_skip", "isRateDiskette",
+                                            "newRatedDisk", "pirateDisk",     "rateDiskWriter"};
+    std::vector<Symbol> symbols;
+    uint32_t line = 0;
+    for (const std::string& name : names)
+        symbols.push_back(makeSymbol(name, ++line, true));
+    // Other names with the same words, not as neighbours.
+    for (const char* name : {"rateOfDisk", "diskRate", "ratTheEdisk", "teRaDisk", "iskDiRate"})
+        symbols.push_back(makeSymbol(name, ++line, false));
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto lmdb = SymbolStore::open(options);
+    MemoryStore memory;
+    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
+        store->publish(makeTu("/p/a.cc", symbols));
+        store->flush();
+    }
+    for (const std::string& query : {"ratedisk", "ratedi", "ratdisk", "radisk", "rdisk", "radi"})
+        for (size_t limit : {size_t(2), size_t(100)}) {
+            INFO(query << " limit " << limit);
+            CHECK(find(*lmdb, query, limit) == find(memory, query, limit));
+        }
+    // ra|t|edisk in ratTheEdisk: a piece may end a word early
+    CHECK(find(*lmdb, "ratedisk", 100) == Strings{"prefix:rateDiskWriter", "word:getRaTeDisk",
+                                                  "word:getRatEdisk", "word:getRateDisk",
+                                                  "word:getRatedIsk", "word:newRatedDisk",
+                                                  "word:isRateDiskette", "word:x_rate_di_skip",
+                                                  "word:ratTheEdisk", "substring:pirateDisk"});
+}
