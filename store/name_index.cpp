@@ -161,7 +161,7 @@ std::optional<MatchRank> matchName(std::string_view name, const NameQuery& query
 
 std::vector<std::vector<std::string_view>>
 wordStartCuts(std::string_view compact, const std::function<bool(std::string_view)>& startsWord,
-              size_t cap) {
+              size_t cap, const CutFits& fits) {
     std::vector<std::vector<std::string_view>> cuts;
     if (compact.size() < kMinWordStart)
         return cuts;
@@ -183,6 +183,8 @@ wordStartCuts(std::string_view compact, const std::function<bool(std::string_vie
         while (longest < rest.size() && startsWord(rest.substr(0, longest + 1)))
             ++longest;
         for (size_t k = longest; k >= 1 && cuts.size() < cap; --k) {
+            if (fits && !fits(pieces, rest.substr(0, k)))
+                continue;
             pieces.push_back(rest.substr(0, k));
             cut(rest.substr(k));
             pieces.pop_back();

@@ -56,11 +56,15 @@ inline constexpr size_t kMinSubstring = 3;
 /// nullopt when none does.
 std::optional<MatchRank> matchName(std::string_view name, const NameQuery& query);
 
+/// Whether a piece may follow the pieces before it in a cut (false: no name has words so).
+using CutFits = std::function<bool(const std::vector<std::string_view>&, std::string_view)>;
 /// Ways to cut `compact` into pieces each of which starts a word of the vocabulary (`startsWord`
-/// says whether any word starts with a piece); at most `cap`, longer first pieces first. One piece
-/// only for a query of fewer than three characters. The pieces are views into `compact`.
+/// says whether any word starts with a piece) and, when `fits` is given, fits after the pieces
+/// before it; at most `cap`, longer first pieces first (a cut that does not fit does not count).
+/// One piece only for a query of fewer than three characters. The pieces are views into
+/// `compact`.
 std::vector<std::vector<std::string_view>>
 wordStartCuts(std::string_view compact, const std::function<bool(std::string_view)>& startsWord,
-              size_t cap);
+              size_t cap, const CutFits& fits = {});
 
 } // namespace symdex

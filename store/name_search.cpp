@@ -485,7 +485,7 @@ private:
     }
 
     /// Whether any word of the index starts with `piece`. For a part of the query, from the
-    /// longest such part at its offset, found once by a binary search over lengths: a word that
+    /// longest such part at its offset, found once (View::longestWordStart): a word that
     /// starts with a piece starts with each shorter one. The cuts of a query ask about the same
     /// few offsets hundreds of times.
     bool startsWord(std::string_view piece) {
@@ -495,18 +495,8 @@ private:
         if (longestWordStart_.empty())
             longestWordStart_.assign(query_.compact.size(), kUnknown);
         size_t& longest = longestWordStart_[*at];
-        if (longest == kUnknown) {
-            const std::string_view rest = std::string_view(query_.compact).substr(*at);
-            size_t low = 0, high = rest.size(); // rest[0:low] starts a word; [0:high+1] does not
-            while (low < high) {
-                const size_t mid = low + (high - low + 1) / 2;
-                if (view_.wordsStarting(rest.substr(0, mid)).size() > 0)
-                    low = mid;
-                else
-                    high = mid - 1;
-            }
-            longest = low;
-        }
+        if (longest == kUnknown)
+            longest = view_.longestWordStart(std::string_view(query_.compact).substr(*at));
         return piece.size() <= longest;
     }
 
@@ -604,60 +594,71 @@ private:
     void addWordStarts(Union& out) {
         constexpr size_t kMaxCuts = 64;
         // The sources the cuts share are kept for the whole search (startingWith(),
-        // pairsOfParts(), initialsOf()) and a cut points at them: a rare name's cuts mostly
-        // come down to the same pair or initials of a name or two, read once.
+        // pairsOfParts(), initialsOf()) and a cut points at them. A constraint that a few names
+        // meet is enough: those names are what the cut proposes (matchName() checks them), so
+        // the constraints after it are not worked out, and a rare name's dozens of cuts, which
+        // mostly come down to the same initials or pair of words of a name or two, read them
+        // once.
         std::set<const Source*> readAlone;
         std::vector<const Source*> sources;
+        // A piece must be able to follow the one before it (some name has such a pair of
+        // words, when they are few enough to count) and the two before it (some name has those
+        // initials): the ways that cannot are not counted against kMaxCuts, so a long query's
+        // cuts are those names could have ("faitftnlorte": fa|i|t|f|t|n|lo|re|te, where the
+        // first 64 cuts were fai|... and fa|it|...).
+        auto fits = [&](const std::vector<std::string_view>& before, std::string_view piece) {
+            return before.size() < 2 ||
+                   initialsOf(before[before.size() - 2][0], before.back()[0], piece[0]).postings >
+                       0;
+        };
         for (const std::vector<std::string_view>& cut : wordStartCuts(
-                 query_.compact, [&](std::string_view p) { return startsWord(p); }, kMaxCuts)) {
+                 query_.compact, [&](std::string_view p) { return startsWord(p); }, kMaxCuts,
+                 fits)) {
             // A cut with a constraint no name meets proposes nothing (allOf() would read that
-            // empty source first): the rest of it is not worked out. Initials first, one count
-            // each.
+            // empty source first): the rest of it is not worked out either.
             sources.clear();
             bool none = false;
-            // Pieces go to consecutive words: each three in a row are initials a name has.
-            for (size_t i = 0; i + 2 < cut.size() && !none; ++i) {
-                sources.push_back(&initialsOf(cut[i][0], cut[i + 1][0], cut[i + 2][0]));
-                none = sources.back()->postings == 0;
-            }
-            for (size_t i = 0; i < cut.size() && !none; ++i)
-                sources.push_back(&startingWith(cut[i]));
-            // Pieces go to consecutive words: each two in a row are a pair of words a name has
-            // (when the words they start are few).
-            std::vector<size_t> unpaired; // pieces whose pairs with the next were not worked out
-            for (size_t i = 0; i + 1 < cut.size() && !none; ++i) {
-                if (const std::optional<Source>& pairs = pairsOfParts(cut[i], cut[i + 1])) {
-                    none = pairs->postings == 0;
-                    sources.push_back(&*pairs);
-                } else {
-                    unpaired.push_back(i);
-                }
-            }
-            if (none)
-                continue;
-            auto rarest = [&] {
-                return *std::min_element(
-                    sources.begin(), sources.end(),
-                    [](const Source* a, const Source* b) { return a->postings < b->postings; });
+            const Source* few = nullptr;
+            auto consider = [&](const Source& source) {
+                sources.push_back(&source);
+                none = source.postings == 0;
+                if (source.postings <= kSmall)
+                    few = &source;
+                return !none && !few;
             };
+            bool more = true;
+            // Pieces go to consecutive words: each three in a row are initials a name has.
+            for (size_t i = 0; more && i + 2 < cut.size(); ++i)
+                more = consider(initialsOf(cut[i][0], cut[i + 1][0], cut[i + 2][0]));
+            for (size_t i = 0; more && i < cut.size(); ++i)
+                more = consider(startingWith(cut[i]));
+            // Each two in a row are a pair of words a name has (when the words they start are
+            // few).
+            std::vector<size_t> unpaired; // pieces whose pairs with the next were not worked out
+            for (size_t i = 0; more && i + 1 < cut.size(); ++i) {
+                if (const std::optional<Source>& pairs = pairsOfParts(cut[i], cut[i + 1]))
+                    more = consider(*pairs);
+                else
+                    unpaired.push_back(i);
+            }
             // When every constraint still holds many names ("locl": lo|cl, a few hundred
             // words each side), the pairs the index holds are read by their start: the names
             // read are then about those the cut finds, not every name with such words.
-            if (!unpaired.empty() && cut.size() == 2 && rarest()->postings > kReadPairsAbove) {
+            if (more && !unpaired.empty() && cut.size() == 2 &&
+                (*std::min_element(
+                     sources.begin(), sources.end(), [](const Source* a, const Source* b) {
+                         return a->postings < b->postings;
+                     }))->postings > kReadPairsAbove) {
                 for (size_t i : unpaired)
                     if (const std::optional<Source>& pairs =
-                            pairsOfParts(cut[i], cut[i + 1], kMaxCutFirstWords)) {
-                        none = pairs->postings == 0;
-                        sources.push_back(&*pairs);
-                        if (none)
-                            break;
-                    }
-                if (none)
-                    continue;
+                            pairsOfParts(cut[i], cut[i + 1], kMaxCutFirstWords);
+                        pairs && !(more = consider(*pairs)))
+                        break;
             }
-            // A cut whose rarest constraint is a few names proposes those names: once for all
-            // the cuts that come down to the same ones (pairsScratch_ changes: never shared).
-            if (const Source* few = rarest(); few->postings <= kSmall) {
+            if (none)
+                continue;
+            if (few) {
+                // (pairsScratch_ changes: never shared.)
                 if ((pairsScratch_ && few == &*pairsScratch_) || readAlone.insert(few).second)
                     out.add(streamOf(*few));
                 continue;

@@ -801,6 +801,24 @@ public:
         return {size_t(begin - positions.begin()), size_t(end - positions.begin())};
     }
 
+    size_t longestWordStart(std::string_view text) override {
+        // The words sharing the longest start with `text` are next to where it would go in
+        // key order: one binary search.
+        const SymbolStore::Impl::Vocabulary& v = vocabulary();
+        const auto positions = std::views::iota(size_t(0), v.ends.size());
+        const size_t at = size_t(
+            std::ranges::partition_point(positions, [&](size_t i) { return v.word(i) < text; }) -
+            positions.begin());
+        auto common = [&](size_t i) {
+            const std::string_view word = v.word(i);
+            return size_t(std::ranges::mismatch(word, text).in2 - text.begin());
+        };
+        size_t longest = at < v.ends.size() ? common(at) : 0;
+        if (at > 0)
+            longest = std::max(longest, common(at - 1));
+        return longest;
+    }
+
     std::string_view wordAt(size_t i) override { return vocabulary().word(i); }
 
     std::vector<size_t> wordsEnding(std::string_view suffix) override {
