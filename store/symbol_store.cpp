@@ -7,6 +7,7 @@
 #include "store/symbol_blocks.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -1035,13 +1036,20 @@ public:
                      : postingsCursor_->get(MDB_LAST, k, v)) ||
             !k.starts_with(postingPrefix(token)))
             return false;
-        // A search asks one token about names in increasing order: mostly the same chunk again.
-        if (k != postingsChunkKey_) {
-            if (!decodePostingChunk(v, postingsChunk_))
+        // A search asks a few tokens in turn about names in increasing order: mostly the same
+        // chunks again, one per token.
+        DecodedChunk* chunk = nullptr;
+        for (DecodedChunk& c : askedChunks_)
+            if (c.key == k)
+                chunk = &c;
+        if (!chunk) {
+            chunk = &askedChunks_[nextAskedChunk_++ % askedChunks_.size()];
+            chunk->key.clear();
+            if (!decodePostingChunk(v, chunk->postings))
                 throw damagedStore(s_.options.directory, "corrupt postings chunk");
-            postingsChunkKey_.assign(k);
+            chunk->key.assign(k);
         }
-        return std::binary_search(postingsChunk_.begin(), postingsChunk_.end(), posting);
+        return std::binary_search(chunk->postings.begin(), chunk->postings.end(), posting);
     }
 
     std::optional<std::string> indexedName(uint32_t id) override {
@@ -1227,9 +1235,15 @@ private:
     std::optional<lmdb::Cursor> postingsCursor_; ///< hasPosting()'s, opened on first use
     std::optional<lmdb::Cursor> tokensCursor_;   ///< forEachTokenStarting()'s
     std::vector<lmdb::Cursor> postingCursors_;   ///< postings()' cursors no stream holds now
-    std::vector<Posting> postingsChunk_;         ///< hasPosting()'s last chunk, decoded
-    std::vector<Posting> namesChunk_;            ///< namesOfTokensStarting()'s
-    std::string postingsChunkKey_;               ///< and its key
+    /// hasPosting()'s last chunks, decoded, with their keys: as many as the tokens a search
+    /// asks about together (name_search.cpp's Asked, at most 4), and a few more.
+    struct DecodedChunk {
+        std::string key;
+        std::vector<Posting> postings;
+    };
+    std::array<DecodedChunk, 8> askedChunks_;
+    size_t nextAskedChunk_ = 0;
+    std::vector<Posting> namesChunk_;                                 ///< namesOfTokensStarting()'s
     std::shared_ptr<const SymbolStore::Impl::Vocabulary> vocabulary_; ///< on first use
 };
 
