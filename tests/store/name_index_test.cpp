@@ -77,6 +77,28 @@ Strings find(const Store& store, const std::string& query, size_t limit = 50) {
     return out;
 }
 
+/// The same declarations in an LMDB store, with its name index, and in the memory store, which
+/// has none and checks every name: what the index finds must be what that finds.
+struct BothStores {
+    TempDir dir;
+    StoreOptions options;
+    std::unique_ptr<SymbolStore> lmdb;
+    MemoryStore memory;
+    BothStores() {
+        options.directory = dir.path() / "store";
+        options.initialMapSize = size_t(64) << 20;
+        lmdb = SymbolStore::open(options);
+    }
+    /// Each of `files` as the TU /p/f<i>.cc, in both stores.
+    void publish(const std::vector<std::vector<Symbol>>& files) {
+        for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
+            for (size_t f = 0; f < files.size(); ++f)
+                store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
+            store->flush();
+        }
+    }
+};
+
 /// The name index's tables as text, ids replaced by the names they stand for (ids depend on
 /// the order names arrived in, not on what the store holds).
 std::string indexTables(const std::filesystem::path& directory) {
@@ -500,18 +522,11 @@ TEST_CASE("a search skips through tokens of many postings chunks to the names a 
                 files[n % 4].push_back(makeSymbol(name, n + 1, n % 7 != 0));
                 ++n;
             }
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto lmdb = SymbolStore::open(options);
-    MemoryStore memory;
-    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
-        for (size_t f = 0; f < files.size(); ++f)
-            store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
-        store->flush();
-    }
-    CHECK(postingChunks(options.directory, "Wcache") >= 4);
+    BothStores stores;
+    stores.publish(files);
+    auto& lmdb = stores.lmdb;
+    MemoryStore& memory = stores.memory;
+    CHECK(postingChunks(stores.options.directory, "Wcache") >= 4);
     std::vector<std::string> queries = {"fbr",        "lfc",         "cachelevel", "kslice",
                                         "slicekey",   "arenabatchb", "abl",        "lockfile",
                                         "ferre",      "cheleve",     "kbl",        "fileflush",
@@ -557,17 +572,10 @@ TEST_CASE("substrings and word starts across two words, where a few words end or
                 makeSymbol(firsts[i] + "Other" + capital(seconds[j]), n + 2, true));
             n += 2;
         }
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto lmdb = SymbolStore::open(options);
-    MemoryStore memory;
-    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
-        for (size_t f = 0; f < files.size(); ++f)
-            store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
-        store->flush();
-    }
+    BothStores stores;
+    stores.publish(files);
+    auto& lmdb = stores.lmdb;
+    MemoryStore& memory = stores.memory;
     const std::vector<std::string> queries = {
         "derre",    "derres", "aderread", "erreco", "derrecord", "eaderrel",   "olderrepo",
         "ladrere",  "headre", "rere",     "fore",   "borrem",    "derotherre", "derot",
@@ -616,17 +624,10 @@ TEST_CASE("word starts over two words that each start hundreds of names, with hu
         }
         files[n % 3].push_back(makeSymbol(name, n + 1, n % 5 != 0));
     }
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto lmdb = SymbolStore::open(options);
-    MemoryStore memory;
-    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
-        for (size_t f = 0; f < files.size(); ++f)
-            store->publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
-        store->flush();
-    }
+    BothStores stores;
+    stores.publish(files);
+    auto& lmdb = stores.lmdb;
+    MemoryStore& memory = stores.memory;
     const std::vector<std::string> queries = {"locl",  "locls",  "loapcl", "loclqa", "lcl",
                                               "loctl", "clolo",  "clpalo", "clqbl",  "locx",
                                               "lomcl", "lotacl", "locltai"};
@@ -657,16 +658,10 @@ TEST_CASE("each way to cut a query into word starts proposes its own names, howe
     // Other names with the same words, not as neighbours.
     for (const char* name : {"rateOfDisk", "diskRate", "ratTheEdisk", "teRaDisk", "iskDiRate"})
         symbols.push_back(makeSymbol(name, ++line, false));
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto lmdb = SymbolStore::open(options);
-    MemoryStore memory;
-    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
-        store->publish(makeTu("/p/a.cc", symbols));
-        store->flush();
-    }
+    BothStores stores;
+    stores.publish({symbols});
+    auto& lmdb = stores.lmdb;
+    MemoryStore& memory = stores.memory;
     for (const std::string& query : {"ratedisk", "ratedi", "ratdisk", "radisk", "rdisk", "radi"})
         for (size_t limit : {size_t(2), size_t(100)}) {
             INFO(query << " limit " << limit);
@@ -693,16 +688,10 @@ TEST_CASE("long abbreviations of names of many words find what checking every na
     while (std::getline(in, name))
         symbols.push_back(makeSymbol(name, ++line, true));
     REQUIRE(symbols.size() > 4000);
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto lmdb = SymbolStore::open(options);
-    MemoryStore memory;
-    for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
-        store->publish(makeTu("/p/names.cc", symbols));
-        store->flush();
-    }
+    BothStores stores;
+    stores.publish({symbols});
+    auto& lmdb = stores.lmdb;
+    MemoryStore& memory = stores.memory;
     const std::vector<std::pair<std::string, std::string>> queries = {
         {"faitftnlorte", "FaultInjectionTest_FaultTestNoLogReuse_Test"},
         {"dbterwrtsakete", "DBTest_RepeatedWritesToSameKey_Test"},
