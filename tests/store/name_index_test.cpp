@@ -662,7 +662,7 @@ TEST_CASE("each way to cut a query into word starts proposes its own names, howe
     stores.publish({symbols});
     auto& lmdb = stores.lmdb;
     MemoryStore& memory = stores.memory;
-    for (const std::string& query : {"ratedisk", "ratedi", "ratdisk", "radisk", "rdisk", "radi"})
+    for (const char* query : {"ratedisk", "ratedi", "ratdisk", "radisk", "rdisk", "radi"})
         for (size_t limit : {size_t(2), size_t(100)}) {
             INFO(query << " limit " << limit);
             CHECK(find(*lmdb, query, limit) == find(memory, query, limit));
