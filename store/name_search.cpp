@@ -79,11 +79,12 @@ bool settled(const NameMatch& m) {
 
 using View = StoreSnapshot::View;
 
-/// A word-start cut whose every constraint holds more names than this reads the pairs of its
-/// pieces' words that the index holds (NameSearch::pairsOf), for up to kMaxPairFirstWords
-/// words of the first piece.
-constexpr size_t kReadPairsAbove = 256;
+/// The pairs of words the index holds are read by their start (NameSearch::pairsOf) for up to
+/// kMaxPairFirstWords words of the first piece in substring runs, and in word-start cuts of two
+/// pieces whose every constraint holds more than kReadPairsAbove names, for up to
+/// kMaxCutFirstWords.
 constexpr size_t kMaxPairFirstWords = 64;
+constexpr size_t kReadPairsAbove = 256;
 constexpr size_t kMaxCutFirstWords = 1024;
 /// Pairs of words read by their start are read name by name (rather than token by token)
 /// when they are more than a few hundred tokens, up to this many names in all.
@@ -282,8 +283,9 @@ struct Token {
 };
 /// Index tokens whose postings together hold every candidate of some constraint, and how
 /// many postings that is: a run of the vocabulary's words (a word start's, found by a
-/// binary search and counted by sums, however many words it is) and tokens besides. Sources
-/// are copied and combined many ways per query.
+/// binary search and counted by sums, however many words it is), tokens besides, or names read
+/// beforehand. Word-start cuts point at the ones NameSearch caches; substring runs combine
+/// copies.
 struct Source {
     char spanKind = kWordToken;
     View::WordSpan span; ///< each word a token spanKind + word

@@ -39,18 +39,9 @@ public:
     };
     /// The positions of the words that start with `prefix` (none without a name index).
     virtual WordSpan wordsStarting(std::string_view) { return {}; }
-    /// The length of the longest start of `text` that starts a word (0: none does).
-    virtual size_t longestWordStart(std::string_view text) {
-        size_t low = 0, high = text.size(); // text[0:low] starts a word; [0:high+1] does not
-        while (low < high) {
-            const size_t mid = low + (high - low + 1) / 2;
-            if (wordsStarting(text.substr(0, mid)).size() > 0)
-                low = mid;
-            else
-                high = mid - 1;
-        }
-        return low;
-    }
+    /// The length of the longest start of `text` that starts a word (0: none does, or no name
+    /// index).
+    virtual size_t longestWordStart(std::string_view) { return 0; }
     /// The word at a position wordsStarting() gave; valid as long as the View.
     virtual std::string_view wordAt(size_t) { return {}; }
     /// The positions of the words that end with `suffix`, in key order (none without a name
