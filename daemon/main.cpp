@@ -2,11 +2,11 @@
 #include "daemon/daemon.h"
 #include "daemon/termination.h"
 #include "indexer/indexer.h"
+#include "indexer/libclang.h"
 #include "symdex_version.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
-#include <clang-c/Index.h>
 #include <tbb/global_control.h>
 
 #include <cstdio>
@@ -86,8 +86,10 @@ int main(int argc, char** argv) {
     symdex::daemon::installTerminationHandlers();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName("symdexd");
-    // The libclang this process loaded (clang_getClangVersion: "Debian clang version 16.0.6").
-    {
+    // --version names the libclang this process loads (clang_getClangVersion: "Debian clang
+    // version 16.0.6"); nothing else loads it at start (indexer/libclang.h).
+    const QStringList arguments = app.arguments();
+    if (arguments.contains("--version") || arguments.contains("-v")) {
         CXString loaded = clang_getClangVersion();
         QCoreApplication::setApplicationVersion(
             QString("%1 (libclang %2: %3)")

@@ -17,6 +17,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+// Last: from here on each clang_* call goes through the table of libclang's functions.
+#include "indexer/libclang.h"
+
 namespace symdex {
 
 namespace {

@@ -1113,3 +1113,42 @@ TEST_CASE("daemon: --read-only serves a store another process writes, and indexe
     CHECK(client->call("workspace/symbol", query).toArray().size() == 1);
     CHECK(client->call("symdex/status").toObject()["runs"].toInt() == 0);
 }
+
+namespace {
+
+/// Whether process `pid` has mapped a file whose path contains `name` (/proc/PID/maps).
+bool maps(pid_t pid, const std::string& name) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+    REQUIRE(in);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.find(name) != std::string::npos)
+            return true;
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("daemon: it serves and re-indexes without loading libclang itself", "[daemon]") {
+    // libclang and libLLVM cost ~120 ms of every start (indexer/libclang.h); the daemon parses
+    // in symdex-worker processes, so only a PCH build or an in-process parse would load them.
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    const qint64 runs = waitUntilIdle(*client)["runs"].toInteger();
+    CHECK(locations(client->call("textDocument/definition",
+                                 positionParams(tree.uri("src/main.cpp"), 9, 11)),
+                    tree) == Strings{"src/main.cpp:2:11-2:17"});
+    CHECK(maps(daemon.pid(), "libQt6Core")); // what the daemon does map is seen
+    CHECK_FALSE(maps(daemon.pid(), "libclang"));
+    CHECK_FALSE(maps(daemon.pid(), "libLLVM"));
+    // A change is parsed by a worker; the daemon still has no parser mapped.
+    writeFile(tree.path("src/util.cpp"),
+              readFile(tree.path("src/util.cpp")) + "int addedAfterStart() { return 2; }\n");
+    CHECK(relativePaths(waitForReindex(*client, 120s, runs)["tus"], tree) ==
+          Strings{"src/util.cpp"});
+    CHECK(client->call("workspace/symbol", QJsonObject{{"query", "addedAfterStart"}})
+              .toArray()
+              .size() == 1);
+    CHECK_FALSE(maps(daemon.pid(), "libclang"));
+}
