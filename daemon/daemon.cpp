@@ -110,7 +110,8 @@ bool Daemon::start(std::string* error) {
     indexer_ = std::make_unique<IndexService>(
         *store_,
         IndexServiceOptions{options_.database, options_.indexThreads, options_.lowIndexPriority,
-                            options_.tuTimeout, (options_.store / "pch").string()},
+                            options_.tuTimeout, (options_.store / "pch").string(),
+                            !options_.readOnly},
         callbacks);
     context_.reset(new ServerContext{*store_, *indexer_, root_, options_.store.string(),
                                      socketPath_, nullptr});

@@ -73,7 +73,8 @@ std::vector<std::string> watchDirectories(const CompileDatabase& db,
 }
 
 IndexService::IndexService(Store& store, IndexServiceOptions options, Callbacks callbacks)
-    : store_(store), options_(std::move(options)), callbacks_(std::move(callbacks)) {}
+    : store_(store), options_(std::move(options)), callbacks_(std::move(callbacks)),
+      pendingRun_(options_.indexes) {}
 
 void IndexService::start() {
     urgentThread_ = std::thread([this] {
@@ -104,7 +105,9 @@ void IndexService::request(std::vector<std::string> changedPaths, bool force, bo
 IndexStatus IndexService::status() const {
     std::lock_guard lock(mu_);
     IndexStatus st;
-    st.state = state_;
+    // A run asked for and not yet begun (the first, or one after a change) is reported as
+    // planning: "idle" promises that nothing is about to change the answers.
+    st.state = state_ == IndexState::Idle && pendingRun_ ? IndexState::Planning : state_;
     st.runsStarted = runsStarted_;
     st.pendingChanges = pendingPaths_.size();
     st.runPending = pendingRun_;

@@ -42,6 +42,8 @@ struct IndexServiceOptions {
     std::chrono::milliseconds tuTimeout{std::chrono::minutes(5)};
     /// IndexOptions::pchDirectory: the store's `pch/` (empty: no precompiled prefixes).
     std::string pchDirectory;
+    /// False for a read-only daemon's: no first run is pending (and start() is not called).
+    bool indexes = true;
 };
 
 /// What one run did, for notifications and symdex/status.
@@ -136,7 +138,7 @@ private:
     std::vector<std::string> lastDirectories_; // only the index thread touches it
 
     std::set<std::string> pendingPaths_;
-    bool pendingRun_ = true; // the first run
+    bool pendingRun_; // initially: the first run (IndexServiceOptions::indexes)
     bool pendingForce_ = false;
     bool pendingPrune_ = false;
     IndexState state_ = IndexState::Idle;

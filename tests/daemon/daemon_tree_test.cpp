@@ -126,18 +126,18 @@ TEST_CASE("daemon tree: a header created in an include directory starts a run", 
 
     SECTION("an existing include directory") {
         writeFile(tree.root / "include/version.h", "#define VERSION 2\n");
-        const QJsonObject run = waitForReindex(*client, 5s, runs);
+        const QJsonObject run = waitForReindex(*client, 60s, runs);
         CHECK(contains(run["trigger"], tree.path("include")));
     }
     SECTION("an include directory that did not exist") {
         std::filesystem::create_directory(tree.root / "gen");
         writeFile(tree.root / "gen/version.h", "#define VERSION 2\n");
-        const QJsonObject run = waitForReindex(*client, 5s, runs);
+        const QJsonObject run = waitForReindex(*client, 60s, runs);
         CHECK(run["error"].isUndefined());
         const qint64 after = waitUntilIdle(*client)["runs"].toInteger();
         // gen/ is watched itself now: a second header there starts another run.
         writeFile(tree.root / "gen/config.h", "#define CONFIG 1\n");
-        CHECK(contains(waitForReindex(*client, 5s, after)["trigger"], tree.path("gen")));
+        CHECK(contains(waitForReindex(*client, 60s, after)["trigger"], tree.path("gen")));
     }
 }
 
@@ -177,7 +177,7 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
         writeFile(tree.dir.path() / "compile_commands.json.new", "[]\n");
         std::filesystem::rename(tree.dir.path() / "compile_commands.json.new",
                                 tree.root / "compile_commands.json");
-        const QJsonObject run = waitForReindex(*client, 5s, runsBefore);
+        const QJsonObject run = waitForReindex(*client, 60s, runsBefore);
         const std::string kept = run["kept"].toString().toStdString();
         CHECK(kept.find("'" + tree.path("compile_commands.json") + "' has no entries") !=
               std::string::npos);
@@ -188,7 +188,7 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
         CHECK(daemon.log().find("has no entries") != std::string::npos);
 
         tree.writeDatabase();
-        const QJsonObject back = waitForReindex(*client, 5s, run["run"].toInteger());
+        const QJsonObject back = waitForReindex(*client, 60s, run["run"].toInteger());
         CHECK(back["kept"].isUndefined());
         CHECK(back["tusTotal"].toInt() == 4);
         CHECK(found(*client, "Circle") == circles);
@@ -197,7 +197,7 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
         const std::filesystem::path aside = tree.dir.path() / "src-aside";
         std::filesystem::rename(tree.root / "src", aside);
         INFO("daemon log:\n" << daemon.log());
-        const QJsonObject run = waitForReindex(*client, 5s, runsBefore);
+        const QJsonObject run = waitForReindex(*client, 60s, runsBefore);
         CHECK(run["kept"].toString().toStdString().find("none of the 4 files") !=
               std::string::npos);
         CHECK(run["skipped"].toArray().size() == 4);
@@ -209,7 +209,7 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
               std::string::npos);
 
         std::filesystem::rename(aside, tree.root / "src");
-        const QJsonObject back = waitForReindex(*client, 5s, run["run"].toInteger());
+        const QJsonObject back = waitForReindex(*client, 60s, run["run"].toInteger());
         CHECK(back["kept"].isUndefined());
         CHECK(back["skipped"].toArray().isEmpty());
         CHECK(back["tusTotal"].toInt() == 4);
@@ -218,7 +218,7 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
     SECTION("some entries missing: their TUs go, and the skipped entries are reported") {
         const std::filesystem::path aside = tree.dir.path() / "util.cpp";
         std::filesystem::rename(tree.root / "src/util.cpp", aside);
-        const QJsonObject run = waitForReindex(*client, 5s, runsBefore);
+        const QJsonObject run = waitForReindex(*client, 60s, runsBefore);
         CHECK(run["kept"].isUndefined());
         CHECK(run["tusRemoved"].toInt() == 1);
         CHECK(run["skipped"].toArray().size() == 1);
@@ -230,10 +230,10 @@ TEST_CASE("daemon tree: an empty or all-missing compile database keeps the store
         writeFile(tree.dir.path() / "compile_commands.json.new", "[]\n");
         std::filesystem::rename(tree.dir.path() / "compile_commands.json.new",
                                 tree.root / "compile_commands.json");
-        CHECK_FALSE(waitForReindex(*client, 5s, runsBefore)["kept"].isUndefined());
+        CHECK_FALSE(waitForReindex(*client, 60s, runsBefore)["kept"].isUndefined());
         const qint64 emptied = waitUntilIdle(*client)["runs"].toInteger();
         client->call("symdex/index", QJsonObject{{"pruneEmpty", true}});
-        const QJsonObject run = waitForReindex(*client, 5s, emptied);
+        const QJsonObject run = waitForReindex(*client, 60s, emptied);
         CHECK(run["kept"].isUndefined());
         CHECK(run["tusRemoved"].toInt() == 4);
         CHECK(waitUntilIdle(*client)["tus"].toInt() == 0);
