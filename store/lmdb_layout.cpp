@@ -179,10 +179,11 @@ std::string encodeNameRow(const std::vector<NameVariant>& variants) {
         w.varint(variant.nameId);
         w.varint(variant.declarations.size());
         uint32_t fileId = 0;
-        for (const auto& [id, seq] : variant.declarations) {
-            w.varint(id - fileId);
-            fileId = id;
-            w.varint(seq);
+        for (const NameEntry& entry : variant.declarations) {
+            w.varint(entry.fileId - fileId);
+            fileId = entry.fileId;
+            w.varint(entry.seq);
+            w.varint(entry.rank);
         }
     }
     return out;
@@ -204,10 +205,11 @@ bool decodeNameRow(std::string_view bytes, std::vector<NameVariant>& variants) {
         for (uint64_t i = 0; i < n; ++i) {
             const uint64_t delta = r.varint(); // checked before the sum, which could wrap
             fileId += delta;
-            const uint64_t seq = r.varint();
-            if (r.failed() || delta > UINT32_MAX || fileId > UINT32_MAX || seq > UINT32_MAX)
+            const uint64_t seq = r.varint(), rank = r.varint();
+            if (r.failed() || delta > UINT32_MAX || fileId > UINT32_MAX || seq > UINT32_MAX ||
+                rank > UINT32_MAX)
                 return false;
-            variant.declarations.emplace_back(uint32_t(fileId), uint32_t(seq));
+            variant.declarations.push_back({uint32_t(fileId), uint32_t(seq), uint32_t(rank)});
         }
     }
     return r.atEnd();

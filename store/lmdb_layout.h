@@ -17,7 +17,8 @@
 //            base-specifier or an override (format 18), so derived classes and overriders are
 //            found without decoding the files' other references
 //   names    lower-case name -> NameRow: per spelling, its nameId and its declarations
-//            {fileId, seq}, varints (encodeNameRow)
+//            {fileId, seq, rank}, varints (encodeNameRow); rank (EntryRank, format 19): where
+//            the declaration stands in name search's order, read without decoding its block
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
 //   absentPaths  path -> u32 id
 //   nameText  u32 nameId / 16 -> NameBucket: 16 names (case kept) by nameId % 16   the name
@@ -85,15 +86,24 @@ struct UsrEntry {
 std::string encodeUsrRow(const std::vector<UsrEntry>& entries);
 /// False if `bytes` is not a row.
 bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries);
+/// One declaration of a `names` row: a row (fileId, seq) of `symbols` and its EntryRank, packed
+/// (name_index.h).
+struct NameEntry {
+    uint32_t fileId = 0;
+    uint32_t seq = 0;
+    uint32_t rank = 0;
+    bool samePlace(const NameEntry& o) const { return fileId == o.fileId && seq == o.seq; }
+    friend bool operator==(const NameEntry&, const NameEntry&) = default;
+};
 /// One spelling under a `names` key (names differing in case share the key): the name's id in
-/// `nameText` and its declarations, rows (fileId, seq) of `symbols`, sorted.
+/// `nameText` and its declarations, sorted by place.
 struct NameVariant {
     uint32_t nameId = 0;
-    std::vector<std::pair<uint32_t, uint32_t>> declarations;
+    std::vector<NameEntry> declarations;
     friend bool operator==(const NameVariant&, const NameVariant&) = default;
 };
 /// A `names` value: its spellings by id, each with its declarations (the file id as the
-/// difference from the one before), as varints.
+/// difference from the one before, the sequence number, the rank), as varints.
 std::string encodeNameRow(const std::vector<NameVariant>& variants);
 /// False if `bytes` is not a row.
 bool decodeNameRow(std::string_view bytes, std::vector<NameVariant>& variants);

@@ -139,6 +139,20 @@ NameQuery makeNameQuery(std::string_view lastComponent) {
     return query;
 }
 
+EntryRank EntryRank::of(const Symbol& symbol) {
+    return {bool(symbol.flags & kSpecialization), !symbol.isDefinition(),
+            uint32_t(std::min<size_t>(symbol.qualifiedName.size(), UINT32_MAX >> 2))};
+}
+
+uint32_t EntryRank::packed() const {
+    return std::min(qualifiedLength, UINT32_MAX >> 2) << 2 | uint32_t(specialization) << 1 |
+           uint32_t(declaration);
+}
+
+EntryRank EntryRank::unpack(uint32_t packed) {
+    return {bool(packed & 2), bool(packed & 1), packed >> 2};
+}
+
 std::optional<MatchRank> matchName(std::string_view name, const NameQuery& query) {
     const auto [prefix, exact] = keyStartsWith(name, query.key);
     if (exact)

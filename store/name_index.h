@@ -36,6 +36,22 @@ inline constexpr char kInitialsToken = 'I';
 /// 'P' + first + ' ' + second.
 std::string pairToken(std::string_view first, std::string_view second);
 
+/// Where a declaration stands in name search's order once its name's match and length are
+/// known (name_search.cpp's rankKey): specializations after the rest, declarations after
+/// definitions, then the shorter qualified name first. The names index keeps it beside each
+/// declaration (format 19), packed, so that a search can pass over a name none of whose
+/// declarations can rank high enough without decoding them.
+struct EntryRank {
+    bool specialization = false;
+    bool declaration = false; ///< not a definition
+    uint32_t qualifiedLength = 0;
+    friend auto operator<=>(const EntryRank&, const EntryRank&) = default;
+    static EntryRank of(const Symbol& symbol);
+    /// As a varint would keep it cheaply: length << 2 | specialization << 1 | declaration.
+    uint32_t packed() const;
+    static EntryRank unpack(uint32_t packed);
+};
+
 /// A query as matching sees it.
 struct NameQuery {
     std::string key;     ///< nameKey() of the query's last component: exact and prefix matches

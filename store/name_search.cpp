@@ -66,10 +66,11 @@ bool betterOccurrence(const Symbol& symbol, const std::string& path, const Symbo
 /// Within a rank: primary templates and plain symbols before specializations, definitions before
 /// declarations, then shorter names, then shorter qualified names (std::vector before
 /// std::pmr::vector).
-auto rankKey(const NameMatch& m) {
+using RankKey = std::tuple<MatchRank, bool, bool, size_t, size_t>;
+RankKey rankKey(const NameMatch& m) {
     const Symbol& s = m.best.symbol;
-    return std::make_tuple(m.rank, bool(s.flags & kSpecialization), !s.isDefinition(),
-                           s.name.size(), s.qualifiedName.size());
+    return {m.rank, bool(s.flags & kSpecialization), !s.isDefinition(), s.name.size(),
+            s.qualifiedName.size()};
 }
 
 /// A match nothing after it in a tier's length order can outrank.
@@ -422,24 +423,98 @@ private:
             if (stopAfter && length > *stopAfter)
                 return true;
             if (fromList) {
-                expand(listed[next++].second);
+                const std::string& key = listed[next++].second;
+                if (mayRankHigh(key, length))
+                    expand(key);
             } else {
                 if (std::optional<std::string> name = view_.indexedName(postedId))
                     if (std::optional<MatchRank> found = matchName(*name, query_);
-                        found && *found <= rank)
-                        expand(nameKey(*name)); // a better rank's was expanded already
+                        found && *found <= rank) {
+                        const std::string key = nameKey(*name);
+                        if (mayRankHigh(key, length))
+                            expand(key); // a better rank's was expanded already
+                    }
                 posted = postings->next(postedLength, postedId);
             }
-            if (!stopAfter && settled_ >= limit_)
+            if (!stopAfter && settled_ >= limit_) {
+                // The rest of this length can still outrank what was taken (by a shorter
+                // qualified name): best first, up to the first that cannot.
                 stopAfter = length;
+                std::vector<std::pair<RankKey, std::string>> rest;
+                auto consider = [&](std::string key) {
+                    if (expanded_.contains(key))
+                        return;
+                    if (std::optional<RankKey> bound = boundOf(key, length))
+                        rest.emplace_back(*bound, std::move(key));
+                    else
+                        expand(key);
+                };
+                while (next < listed.size() && listed[next].first == length)
+                    consider(listed[next++].second);
+                while (posted && postedLength == length) {
+                    if (std::optional<std::string> name = view_.indexedName(postedId))
+                        if (std::optional<MatchRank> found = matchName(*name, query_);
+                            found && *found <= rank)
+                            consider(nameKey(*name));
+                    posted = postings->next(postedLength, postedId);
+                }
+                std::sort(rest.begin(), rest.end());
+                for (const auto& [bound, key] : rest) {
+                    if (boundary() < bound)
+                        break;
+                    expand(key);
+                }
+                return true;
+            }
         }
         return stopAfter || matches_.size() >= limit_;
+    }
+
+    /// The best key a match under `key` (a name of `length` letters) can have: its rank at
+    /// best, and the best of the ranks the names index keeps beside each declaration
+    /// (View::bestEntryRank), read without decoding them; nullopt when the store keeps none.
+    std::optional<RankKey> boundOf(const std::string& key, uint32_t length) {
+        const std::optional<EntryRank> entry = view_.bestEntryRank(key);
+        if (!entry)
+            return std::nullopt;
+        // Exact and prefix matches are told by the key; anything else is a word start at best.
+        const MatchRank best = key == query_.key             ? MatchRank::Exact
+                               : key.starts_with(query_.key) ? MatchRank::Prefix
+                                                             : MatchRank::WordStart;
+        return RankKey{best, entry->specialization, entry->declaration, length,
+                       entry->qualifiedLength};
+    }
+
+    /// False when no declaration under `key` can be among the `limit` best: `limit` matches rank
+    /// above its boundOf(), so its symbol blocks need not be decoded. A tie is expanded: the
+    /// order then falls to the qualified name and the place.
+    bool mayRankHigh(const std::string& key, uint32_t length) {
+        if (matches_.size() < limit_ || expanded_.contains(key))
+            return true;
+        const std::optional<RankKey> bound = boundOf(key, length);
+        return !bound || !(boundary() < *bound);
+    }
+
+    /// The key of the `limit`-th best match so far (matches only improve: the final one is no
+    /// worse). Recomputed after expansions changed the matches.
+    RankKey boundary() {
+        if (boundaryOf_ != expansions_) {
+            boundaryKeys_.clear();
+            for (const NameMatch& m : matches_)
+                boundaryKeys_.push_back(rankKey(m));
+            std::nth_element(boundaryKeys_.begin(), boundaryKeys_.begin() + (limit_ - 1),
+                             boundaryKeys_.end());
+            boundary_ = boundaryKeys_[limit_ - 1];
+            boundaryOf_ = expansions_;
+        }
+        return boundary_;
     }
 
     /// Adds the declarations under a name key that match.
     void expand(std::string_view key) {
         if (!expanded_.emplace(key).second)
             return;
+        ++expansions_;
         view_.forEachSymbolNamed(
             key, [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
                 std::optional<MatchRank> rank = matchName(symbol.name, query_);
@@ -832,6 +907,10 @@ private:
     std::unordered_map<uint64_t, size_t> byUsr_;
     std::set<std::string, std::less<>> expanded_;
     size_t settled_ = 0;
+    uint64_t expansions_ = 0; ///< expand() calls that did expand
+    uint64_t boundaryOf_ = UINT64_MAX;
+    RankKey boundary_{};
+    std::vector<RankKey> boundaryKeys_;
     std::unordered_map<std::string, size_t> postingCounts_;
     std::unordered_map<std::string, Source> startingWith_;
     std::unordered_map<uint64_t, Source> startingWithPart_;            ///< kind, offset and length

@@ -3,6 +3,7 @@
 // are written once for all stores, so both answer the same way.
 #pragma once
 
+#include "store/name_index.h"
 #include "store/store.h"
 
 namespace symdex {
@@ -88,6 +89,12 @@ public:
     virtual bool hasPosting(std::string_view token, uint32_t length, uint32_t id) = 0;
     /// The name the index holds under `id`.
     virtual std::optional<std::string> indexedName(uint32_t id) = 0;
+    /// The best EntryRank (name_index.h) of the declarations whose name key is `key`, read from
+    /// the names index without decoding them; nullopt when there are none or the store keeps no
+    /// ranks (then name search expands the name to know).
+    virtual std::optional<EntryRank> bestEntryRank(std::string_view /*key*/) {
+        return std::nullopt;
+    }
     /// Every declaration whose name key is `key`: fn(usrHash, symbol, path), in any order.
     virtual void
     forEachSymbolNamed(std::string_view key,

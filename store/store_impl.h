@@ -30,6 +30,7 @@ struct EncodedSymbol {
     std::string nameKey; ///< lower-cased (and length-capped) name; empty for a local
     std::string name;    ///< indexedName(): the name index's entry; empty for a local
     uint64_t usrHash;
+    uint32_t nameRank; ///< EntryRank::packed() (name_index.h)
 };
 
 struct EncodedReference {

@@ -51,9 +51,10 @@ std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::stri
         const Symbol& symbol = file.symbols[seq];
         const uint64_t usrHash = symbol.usrHash();
         // A local has no name key: name search never finds it.
-        encoded->symbols.push_back(
-            {encodeSymbol(symbol), symbol.isLocal() ? std::string() : nameKey(symbol.name),
-             symbol.isLocal() ? std::string() : indexedName(symbol.name), usrHash});
+        encoded->symbols.push_back({encodeSymbol(symbol),
+                                    symbol.isLocal() ? std::string() : nameKey(symbol.name),
+                                    symbol.isLocal() ? std::string() : indexedName(symbol.name),
+                                    usrHash, EntryRank::of(symbol).packed()});
         encoded->symbolsByUsr.emplace_back(usrHash, seq);
         if (!symbol.isLocal())
             encoded->symbolsByName.push_back(seq);
@@ -129,6 +130,21 @@ void editUsrEntry(std::vector<UsrEntry>& sorted, const UsrEntry& entry, bool add
     first.relation = false;
     auto at = std::lower_bound(sorted.begin(), sorted.end(), first);
     if (at != sorted.end() && at->samePlace(entry))
+        sorted.erase(at);
+}
+
+/// applyEdit for a `names` row's declarations, sorted by place: a removal names the place only.
+void editNameEntry(std::vector<NameEntry>& sorted, const NameEntry& entry, bool add) {
+    auto at = std::lower_bound(sorted.begin(), sorted.end(), entry,
+                               [](const NameEntry& a, const NameEntry& b) {
+                                   return std::tie(a.fileId, a.seq) < std::tie(b.fileId, b.seq);
+                               });
+    const bool present = at != sorted.end() && at->samePlace(entry);
+    if (add && !present)
+        sorted.insert(at, entry);
+    else if (add)
+        *at = entry;
+    else if (present)
         sorted.erase(at);
 }
 
@@ -304,7 +320,7 @@ private:
         for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
             const EncodedSymbol& symbol = file.symbols[seq];
             if (!symbol.nameKey.empty()) // a local (kLocal) has none
-                editName(symbol.nameKey, symbol.name, {id, seq}, true);
+                editName(symbol.nameKey, symbol.name, {id, seq, symbol.nameRank}, true);
             editUsr(symbol.usrHash, {id, kDeclTag, seq}, true);
         }
         const RefBlocks& refs = file.refBlocks;
@@ -414,11 +430,10 @@ private:
         usrEdits_.clear();
     }
 
-    /// Adds (or removes) declaration `row` of `name` (indexedName()) to the `names` row of `key`
-    /// (nameKey()), at finish(), in call order.
-    void editName(const std::string& key, const std::string& name,
-                  std::pair<uint32_t, uint32_t> row, bool add) {
-        nameEdits_[key].push_back({name, row, add});
+    /// Adds (or removes) declaration `entry` of `name` (indexedName()) to the `names` row of
+    /// `key` (nameKey()), at finish(), in call order.
+    void editName(const std::string& key, const std::string& name, NameEntry entry, bool add) {
+        nameEdits_[key].push_back({name, entry, add});
     }
 
     void writeNameRows() {
@@ -449,8 +464,8 @@ private:
                     variants.push_back({}); // its id comes below, if it keeps a declaration
                     spelled = spellings.end() - 1;
                 }
-                applyEdit(variants[size_t(spelled - spellings.begin())].declarations, edit.row,
-                          edit.add);
+                editNameEntry(variants[size_t(spelled - spellings.begin())].declarations,
+                              edit.entry, edit.add);
             }
             size_t kept = 0;
             for (size_t i = 0; i < variants.size(); ++i) {
@@ -603,7 +618,7 @@ private:
     /// One declaration entering or leaving a `names` row.
     struct NameEdit {
         std::string name; ///< indexedName()
-        std::pair<uint32_t, uint32_t> row;
+        NameEntry entry;  ///< a removal names its place only
         bool add;
     };
     /// The names to write at finish() by id (an empty one: the id is dropped), in id order.

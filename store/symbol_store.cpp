@@ -356,8 +356,24 @@ public:
         if (!decodeNameRow(*row, variants))
             throw damagedStore(s_.options.directory, "corrupt names row");
         for (const NameVariant& variant : variants)
-            for (const auto& [id, seq] : variant.declarations)
-                fn(id, seq);
+            for (const NameEntry& entry : variant.declarations)
+                fn(entry.fileId, entry.seq);
+    }
+
+    /// The best EntryRank of the declarations under the `names` key `key`.
+    std::optional<EntryRank> bestEntryRank(std::string_view key) const {
+        auto row = txn_.get(s_.names, key);
+        if (!row)
+            return std::nullopt;
+        std::vector<NameVariant> variants;
+        if (!decodeNameRow(*row, variants))
+            throw damagedStore(s_.options.directory, "corrupt names row");
+        std::optional<EntryRank> best;
+        for (const NameVariant& variant : variants)
+            for (const NameEntry& entry : variant.declarations)
+                if (const EntryRank rank = EntryRank::unpack(entry.rank); !best || rank < *best)
+                    best = rank;
+        return best;
     }
 
 private:
@@ -1058,6 +1074,19 @@ public:
             return std::nullopt;
         const std::optional<std::string_view> name = nameInBucket(*bucket, id);
         return name ? std::optional(std::string(*name)) : std::nullopt;
+    }
+
+    std::optional<EntryRank> bestEntryRank(std::string_view key) override {
+        // Declarations of files shadowed by the overlay count too: a bound, never too high.
+        std::optional<EntryRank> best = reader_.bestEntryRank(key);
+        for (const auto& file : staged_) {
+            auto [begin, end] = file->symbolsNamed(key);
+            for (const uint32_t* seq = begin; seq != end; ++seq)
+                if (const EntryRank rank = EntryRank::unpack(file->symbols[*seq].nameRank);
+                    !best || rank < *best)
+                    best = rank;
+        }
+        return best;
     }
 
     void forEachSymbolNamed(

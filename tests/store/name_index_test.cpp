@@ -119,7 +119,8 @@ std::string indexTables(const std::filesystem::path& directory) {
             if (!slots[slot].empty())
                 byId[uint32_t(readBigEndian(k, 4)) * kNamesPerBucket + slot] = slots[slot];
     });
-    std::map<std::string, size_t> declarations; // by name as spelled
+    std::map<std::string, size_t> declarations;           // by name as spelled
+    std::map<std::string, std::multiset<uint32_t>> ranks; // EntryRank, packed: not file ids
     each("names", 0, [&](std::string_view k, std::string_view v) {
         std::vector<NameVariant> variants;
         REQUIRE(decodeNameRow(v, variants));
@@ -127,10 +128,18 @@ std::string indexTables(const std::filesystem::path& directory) {
             const std::string& name = byId.at(variant.nameId);
             CHECK(nameKey(name) == k);
             CHECK(declarations.emplace(name, variant.declarations.size()).second);
+            for (const NameEntry& entry : variant.declarations)
+                ranks[name].insert(entry.rank);
         }
     });
     for (const auto& [name, count] : declarations)
         out << "name " << name << " x" << count << "\n";
+    for (const auto& [name, packed] : ranks) {
+        out << "ranks " << name;
+        for (uint32_t rank : packed)
+            out << " " << rank;
+        out << "\n";
+    }
     each("words", 0, [&](std::string_view k, std::string_view v) {
         out << "word " << k << " x" << readBigEndian(v, 4) << "\n";
     });
@@ -706,4 +715,71 @@ TEST_CASE("long abbreviations of names of many words find what checking every na
         CHECK(found == find(memory, query, 100));
         CHECK(std::find(found.begin(), found.end(), "word:" + target) != found.end());
     }
+}
+
+namespace {
+
+/// Each match in full: rank, qualified name, definition or not, where, and how many occurrences.
+Strings findInFull(const Store& store, const std::string& query, size_t limit) {
+    Strings out;
+    for (const NameMatch& m : store.findSymbols(query, limit))
+        out.push_back(std::to_string(int(m.rank)) + " " + m.best.symbol.qualifiedName +
+                      (m.best.symbol.isDefinition() ? " def " : " decl ") + m.best.path + ":" +
+                      std::to_string(m.best.symbol.location.line) + " x" +
+                      std::to_string(m.occurrences));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("names whose declarations cannot rank among the first asked for are passed over, and "
+          "the answers are those of checking every name",
+          "[store][names]") {
+    // 240 names starting with "pa", of two lengths, in namespaces of 1-2 letters: declared in
+    // one file, defined (most of them) in another, some specializations. Many tie up to the
+    // qualified name's length, so that the order of the last answers taken falls to the
+    // qualified names themselves: a name passed over at a tie would be missed.
+    const char* words[] = {"ck",  "th",  "rs",  "in",  "ri",  "ss",
+                           "tte", "rmA", "rcB", "tch", "dds", "lle"};
+    std::vector<std::vector<Symbol>> files(4);
+    uint32_t line = 1;
+    for (int i = 0; i < 240; ++i) {
+        const std::string space(size_t(1 + i % 2), char('e' - (i / 2) % 5));
+        const std::string name = "pa" + std::string(words[i % 12]) + std::to_string(i / 12);
+        const std::string qualified = space + "::" + name;
+        Symbol declaration = makeSymbol(qualified, line, false);
+        Symbol definition = makeSymbol(qualified, line + 1, true);
+        if (i % 11 == 0)
+            definition.flags |= kSpecialization, declaration.flags |= kSpecialization;
+        files[size_t(i % 2)].push_back(declaration);
+        if (i % 5 != 0) // the rest are only declared
+            files[2 + size_t(i % 2)].push_back(definition);
+        line += 2;
+    }
+    BothStores stores;
+    stores.publish(files);
+    const Strings queries = {"pa", "p", "pac", "pam", "pat", "parse", "pr", "pdx"};
+    auto compare = [&](const char* when) {
+        for (const std::string& query : queries)
+            for (size_t limit : {size_t(1), size_t(7), size_t(25), size_t(60), size_t(1000)}) {
+                INFO(when << ": " << query << " limit " << limit);
+                const Strings found = findInFull(*stores.lmdb, query, limit);
+                CHECK(found == findInFull(stores.memory, query, limit));
+                if (query == "pa") // every one of the 240 symbols, up to the limit
+                    CHECK(found.size() == std::min<size_t>(limit, 240));
+            }
+    };
+    compare("committed");
+    // The definitions of one file become declarations, not yet committed (the overlay's
+    // declarations carry their ranks too), then committed.
+    std::vector<Symbol> changed = files[2];
+    for (Symbol& s : changed)
+        s.flags &= ~kDefinition;
+    for (Store* store :
+         {static_cast<Store*>(stores.lmdb.get()), static_cast<Store*>(&stores.memory)})
+        store->publish(makeTu("/p/f2.cc", changed));
+    compare("staged");
+    stores.lmdb->flush();
+    stores.memory.flush();
+    compare("re-indexed");
 }
