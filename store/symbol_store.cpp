@@ -347,7 +347,7 @@ public:
         return std::nullopt;
     }
 
-    /// Calls fn(fileId, seq) for every declaration under the `names` key `key`.
+    /// Calls fn(entry) for every declaration under the `names` key `key`.
     template <typename Fn> void forEachNameEntry(std::string_view key, Fn&& fn) const {
         auto row = txn_.get(s_.names, key);
         if (!row)
@@ -357,22 +357,16 @@ public:
             throw damagedStore(s_.options.directory, "corrupt names row");
         for (const NameVariant& variant : variants)
             for (const NameEntry& entry : variant.declarations)
-                fn(entry.fileId, entry.seq);
+                fn(entry);
     }
 
     /// The best EntryRank of the declarations under the `names` key `key`.
     std::optional<EntryRank> bestEntryRank(std::string_view key) const {
-        auto row = txn_.get(s_.names, key);
-        if (!row)
-            return std::nullopt;
-        std::vector<NameVariant> variants;
-        if (!decodeNameRow(*row, variants))
-            throw damagedStore(s_.options.directory, "corrupt names row");
         std::optional<EntryRank> best;
-        for (const NameVariant& variant : variants)
-            for (const NameEntry& entry : variant.declarations)
-                if (const EntryRank rank = EntryRank::unpack(entry.rank); !best || rank < *best)
-                    best = rank;
+        forEachNameEntry(key, [&](const NameEntry& entry) {
+            if (const EntryRank rank = EntryRank::unpack(entry.rank); !best || rank < *best)
+                best = rank;
+        });
         return best;
     }
 
@@ -1092,12 +1086,12 @@ public:
     void forEachSymbolNamed(
         std::string_view key,
         const std::function<void(uint64_t, Symbol&&, const std::string&)>& fn) override {
-        reader_.forEachNameEntry(key, [&](uint32_t id, uint32_t seq) {
-            if (shadowed(id))
+        reader_.forEachNameEntry(key, [&](const NameEntry& entry) {
+            if (shadowed(entry.fileId))
                 return;
-            if (auto symbol = reader_.symbol(id, seq)) {
+            if (auto symbol = reader_.symbol(entry.fileId, entry.seq)) {
                 const uint64_t usrHash = symbol->usrHash();
-                fn(usrHash, std::move(*symbol), reader_.path(id));
+                fn(usrHash, std::move(*symbol), reader_.path(entry.fileId));
             }
         });
         for (const auto& file : staged_) {
