@@ -53,16 +53,6 @@ std::string_view lastComponent(std::string_view name) {
     return name;
 }
 
-/// Whether (symbol, path) shows a symbol better than `best`: a definition before a declaration,
-/// then the first by path and position. Never the order the store keeps rows in, which follows
-/// the order files were first written: a namespace defined in many files would show a different
-/// one after each run.
-bool betterOccurrence(const Symbol& symbol, const std::string& path, const SymbolHit& best) {
-    if (symbol.isDefinition() != best.symbol.isDefinition())
-        return symbol.isDefinition();
-    return std::tie(path, symbol.location) < std::tie(best.path, best.symbol.location);
-}
-
 /// Within a rank: primary templates and plain symbols before specializations, definitions before
 /// declarations, then shorter names, then shorter qualified names (std::vector before
 /// std::pmr::vector).
@@ -515,29 +505,30 @@ private:
         if (!expanded_.emplace(key).second)
             return;
         ++expansions_;
-        view_.forEachSymbolNamed(
-            key, [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
-                std::optional<MatchRank> rank = matchName(symbol.name, query_);
-                if (!rank && !query_.key.empty())
-                    return;
-                if (qualified_ &&
-                    lowerAscii(symbol.qualifiedName).find(lowerPattern_) == std::string::npos)
-                    return;
-                auto [it, inserted] = byUsr_.try_emplace(usrHash, matches_.size());
-                if (inserted) {
-                    matches_.push_back(
-                        {rank.value_or(MatchRank::Prefix), {std::move(symbol), path}, 1});
-                    settled_ += settled(matches_.back());
-                    return;
-                }
-                NameMatch& match = matches_[it->second];
-                ++match.occurrences;
-                if (betterOccurrence(symbol, path, match.best)) {
-                    const bool was = settled(match);
-                    match.best = {std::move(symbol), path};
-                    settled_ += settled(match) && !was;
-                }
-            });
+        // A USR's declarations share its name and qualified name: they match alike.
+        view_.forEachUsrNamed(key, [&](View::NamedUsr&& named) {
+            const Symbol& symbol = named.best.symbol;
+            std::optional<MatchRank> rank = matchName(symbol.name, query_);
+            if (!rank && !query_.key.empty())
+                return;
+            if (qualified_ &&
+                lowerAscii(symbol.qualifiedName).find(lowerPattern_) == std::string::npos)
+                return;
+            auto [it, inserted] = byUsr_.try_emplace(named.usrHash, matches_.size());
+            if (inserted) {
+                matches_.push_back(
+                    {rank.value_or(MatchRank::Prefix), std::move(named.best), named.count});
+                settled_ += settled(matches_.back());
+                return;
+            }
+            NameMatch& match = matches_[it->second];
+            match.occurrences += named.count;
+            if (betterOccurrence(symbol, named.best.path, match.best)) {
+                const bool was = settled(match);
+                match.best = std::move(named.best);
+                settled_ += settled(match) && !was;
+            }
+        });
     }
 
     /// How many names hold `token` (cached: the ways to cut a query share their pairs and
@@ -924,6 +915,31 @@ private:
 };
 
 } // namespace
+
+bool betterOccurrence(const Symbol& symbol, const std::string& path, const SymbolHit& best) {
+    if (symbol.isDefinition() != best.symbol.isDefinition())
+        return symbol.isDefinition();
+    return std::tie(path, symbol.location) < std::tie(best.path, best.symbol.location);
+}
+
+void StoreSnapshot::View::forEachUsrNamed(std::string_view key,
+                                          const std::function<void(NamedUsr&&)>& fn) {
+    std::vector<NamedUsr> usrs;
+    std::unordered_map<uint64_t, size_t> byUsr;
+    forEachSymbolNamed(key, [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
+        auto [it, inserted] = byUsr.try_emplace(usrHash, usrs.size());
+        if (inserted) {
+            usrs.push_back({usrHash, {std::move(symbol), path}, 1});
+            return;
+        }
+        NamedUsr& named = usrs[it->second];
+        ++named.count;
+        if (betterOccurrence(symbol, path, named.best))
+            named.best = {std::move(symbol), path};
+    });
+    for (NamedUsr& named : usrs)
+        fn(std::move(named));
+}
 
 std::vector<uint64_t> StoreSnapshot::resolveName(std::string_view name) const {
     while (name.starts_with("::"))

@@ -8,6 +8,12 @@
 
 namespace symdex {
 
+/// Whether (symbol, path) shows a symbol better than `best`: a definition before a declaration,
+/// then the first by path and position. Never the order the store keeps rows in, which follows
+/// the order files were first written: a namespace defined in many files would show a different
+/// one after each run.
+bool betterOccurrence(const Symbol& symbol, const std::string& path, const SymbolHit& best);
+
 class StoreSnapshot::View {
 public:
     virtual ~View() = default;
@@ -99,6 +105,17 @@ public:
     virtual void
     forEachSymbolNamed(std::string_view key,
                        const std::function<void(uint64_t, Symbol&&, const std::string&)>& fn) = 0;
+    /// A USR's declarations under one name key as name search shows them: the best one
+    /// (betterOccurrence) and how many there are.
+    struct NamedUsr {
+        uint64_t usrHash = 0;
+        SymbolHit best;
+        uint32_t count = 0;
+    };
+    /// Every USR with declarations under `key`, once each, in any order. From
+    /// forEachSymbolNamed here; a store that can tell which declarations belong to a USR
+    /// already shown by its definition need not decode them.
+    virtual void forEachUsrNamed(std::string_view key, const std::function<void(NamedUsr&&)>& fn);
     /// Every declaration of a USR: fn(symbol, path), in any order.
     virtual void forEachOccurrence(uint64_t usrHash,
                                    const std::function<void(Symbol&&, const std::string&)>& fn) = 0;

@@ -1101,6 +1101,65 @@ public:
         }
     }
 
+    void forEachUsrNamed(std::string_view key, const std::function<void(NamedUsr&&)>& fn) override {
+        // Definitions first: once a USR shows a definition, its declarations (whose rows its
+        // `usrs` entry lists) cannot show it better, and are counted without being decoded. A
+        // function declared in a header and defined in a source file costs one block, not two.
+        std::vector<NameEntry> entries;
+        reader_.forEachNameEntry(key, [&](const NameEntry& entry) {
+            if (!shadowed(entry.fileId))
+                entries.push_back(entry);
+        });
+        auto declaration = [](const NameEntry& e) { return EntryRank::unpack(e.rank).declaration; };
+        std::stable_partition(entries.begin(), entries.end(),
+                              [&](const NameEntry& e) { return !declaration(e); });
+        std::vector<NamedUsr> usrs;
+        std::unordered_map<uint64_t, size_t> byUsr;
+        std::unordered_map<uint64_t, size_t> owners; // (file, seq) of a declaration -> usrs
+        auto row = [](uint32_t fileId, uint32_t seq) { return uint64_t(fileId) << 32 | seq; };
+        bool ownersRead = false;
+        auto add = [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
+            auto [it, inserted] = byUsr.try_emplace(usrHash, usrs.size());
+            if (inserted) {
+                usrs.push_back({usrHash, {std::move(symbol), path}, 1});
+                return;
+            }
+            NamedUsr& named = usrs[it->second];
+            ++named.count;
+            if (betterOccurrence(symbol, path, named.best))
+                named.best = {std::move(symbol), path};
+        };
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const NameEntry& entry = entries[i];
+            if (declaration(entry) && !ownersRead) {
+                // The definitions are done: which of the rest are their USRs' declarations.
+                ownersRead = true;
+                for (size_t u = 0; u < usrs.size(); ++u)
+                    if (usrs[u].best.symbol.isDefinition())
+                        reader_.forEachUsrEntry(usrs[u].usrHash, [&](const UsrEntry& e) {
+                            if (e.tag == kDeclTag)
+                                owners.emplace(row(e.fileId, e.seq), u);
+                        });
+            }
+            if (declaration(entry))
+                if (auto owner = owners.find(row(entry.fileId, entry.seq)); owner != owners.end()) {
+                    ++usrs[owner->second].count;
+                    continue;
+                }
+            if (auto symbol = reader_.symbol(entry.fileId, entry.seq)) {
+                const uint64_t usrHash = symbol->usrHash();
+                add(usrHash, std::move(*symbol), reader_.path(entry.fileId));
+            }
+        }
+        for (const auto& file : staged_) {
+            auto [begin, end] = file->symbolsNamed(key);
+            for (const uint32_t* seq = begin; seq != end; ++seq)
+                add(file->symbols[*seq].usrHash, stagedSymbol(*file, *seq), file->record.path);
+        }
+        for (NamedUsr& named : usrs)
+            fn(std::move(named));
+    }
+
     void forEachOccurrence(uint64_t usrHash,
                            const std::function<void(Symbol&&, const std::string&)>& fn) override {
         reader_.forEachUsrEntry(usrHash, [&](const UsrEntry& entry) {

@@ -783,3 +783,47 @@ TEST_CASE("names whose declarations cannot rank among the first asked for are pa
     stores.memory.flush();
     compare("re-indexed");
 }
+
+TEST_CASE("a name's declarations are grouped by USR and counted, the definition shown, whether "
+          "or not the store decodes the declarations a definition already shows",
+          "[store][names]") {
+    // ns::open: declared in f0 and f1, defined in f1 and f2 (the first by path is shown); an
+    // overload of it only declared in f0; other::open declared in f0, defined in f3.
+    auto overload = [](uint32_t line, bool definition) {
+        Symbol s = makeSymbol("ns::open", line, definition);
+        s.usr = "c:@ns::open#I";
+        return s;
+    };
+    std::vector<std::vector<Symbol>> files = {
+        {makeSymbol("ns::open", 10, false), overload(11, false),
+         makeSymbol("other::open", 12, false)},
+        {makeSymbol("ns::open", 20, false), makeSymbol("ns::open", 30, true)},
+        {makeSymbol("ns::open", 5, true)},
+        {makeSymbol("other::open", 7, true)}};
+    BothStores stores;
+    stores.publish(files);
+    auto check = [&](const char* when, const Strings& expected) {
+        INFO(when);
+        for (const char* query : {"open", "op", "ns::open"}) {
+            INFO(query);
+            const Strings found = findInFull(*stores.lmdb, query, 10);
+            CHECK(found == findInFull(stores.memory, query, 10));
+            if (std::string(query) == "open")
+                CHECK(found == expected);
+        }
+    };
+    check("committed", {"0 ns::open def /p/f1.cc:30 x4", "0 other::open def /p/f3.cc:7 x2",
+                        "0 ns::open decl /p/f0.cc:11 x1"});
+    // f1 loses its definition and the overload gains one in a new file, not yet committed.
+    for (Store* store :
+         {static_cast<Store*>(stores.lmdb.get()), static_cast<Store*>(&stores.memory)}) {
+        store->publish(makeTu("/p/f1.cc", {makeSymbol("ns::open", 20, false)}));
+        store->publish(makeTu("/p/f4.cc", {overload(3, true)}));
+    }
+    const Strings edited = {"0 ns::open def /p/f2.cc:5 x3", "0 ns::open def /p/f4.cc:3 x2",
+                            "0 other::open def /p/f3.cc:7 x2"};
+    check("staged", edited);
+    stores.lmdb->flush();
+    stores.memory.flush();
+    check("committed again", edited);
+}
