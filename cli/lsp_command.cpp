@@ -1,7 +1,10 @@
-// `symdex lsp`: the editor's language server. A byte-for-byte bridge between stdio and the
-// socket of the symdexd serving the store, which it starts (detached, logging to
-// STORE/symdexd.log) when none runs. Framing and protocol are the daemon's: the bridge never
-// parses a message, so it adds no failure mode of its own.
+// `symdex lsp`: the editor's language server. It finds the symdexd serving the store, starting
+// one (detached, logging to STORE/symdexd.log) when none runs, and hands it its stdin and stdout
+// (protocol::kAdoptStdio): the daemon then reads the editor's requests and writes its answers
+// itself, and this process only waits for the session's end. Where the daemon cannot take them
+// (stdio a terminal, or SYMDEX_LSP_BRIDGE=1), it copies bytes between stdio and the daemon's
+// socket instead. Either way framing and protocol are the daemon's: this process never parses
+// a message, so it adds no failure mode of its own.
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "protocol/client.h"
@@ -11,10 +14,12 @@
 #include <chrono>
 #include <climits>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -126,6 +131,50 @@ void bridge(int socketFd) {
     }
 }
 
+/// Whether `fd` is a pipe or a socket: a descriptor the daemon may make non-blocking and serve.
+/// A terminal's modes and flags are shared with the shell, so it is bridged instead.
+bool streamLike(int fd) {
+    struct stat st;
+    return ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+/// Hands stdin and stdout to the daemon; true when it serves them from now on.
+bool handOver(protocol::RpcClient& client) {
+    const char* bridgeOnly = std::getenv("SYMDEX_LSP_BRIDGE");
+    if ((bridgeOnly && *bridgeOnly && std::strcmp(bridgeOnly, "0") != 0) ||
+        !streamLike(STDIN_FILENO) || !streamLike(STDOUT_FILENO))
+        return false;
+    const int64_t id =
+        client.sendPassing(protocol::kAdoptStdio, QJsonObject{}, {STDIN_FILENO, STDOUT_FILENO});
+    const QJsonObject reply = client.waitForResponse(id, kStartTimeout);
+    if (reply.contains("error")) {
+        std::fprintf(stderr, "symdex lsp: symdexd does not serve stdio itself (%s); bridging\n",
+                     qPrintable(reply.value("error").toObject().value("message").toString()));
+        return false;
+    }
+    // This process keeps no copy open: the editor sees the end of the output when the daemon
+    // closes it.
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        ::dup2(null, STDIN_FILENO);
+        ::dup2(null, STDOUT_FILENO);
+        ::close(null);
+    }
+    return true;
+}
+
+/// Waits until the daemon closes the connection (the session ended, or the daemon did).
+void waitForEnd(int socketFd) {
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(socketFd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+    }
+}
+
 } // namespace
 
 int runLsp(const QStringList& args) {
@@ -163,7 +212,10 @@ int runLsp(const QStringList& args) {
                          {"--threads", std::to_string(parseThreadCount(parser.value("threads")))});
     std::signal(SIGPIPE, SIG_IGN);
     std::unique_ptr<protocol::RpcClient> client = connectOrStart(store, startArgs);
-    bridge(client->fd());
+    if (handOver(*client))
+        waitForEnd(client->fd());
+    else
+        bridge(client->fd());
     return kExitOk;
 }
 

@@ -4,24 +4,22 @@
 #include "daemon/server.h"
 
 #include <cstdio>
+#include <unistd.h>
 
 namespace symdex::daemon {
 
 namespace {
 
 constexpr qint64 kReadChunk = 64 << 10;
-constexpr qint64 kSocketReadBuffer = 1 << 20;
 
 } // namespace
 
-Connection::Connection(uint64_t id, QLocalSocket* socket, Server& server, ConnectionLimits limits)
-    : id_(id), socket_(socket), server_(server), limits_(limits) {
-    socket_->setParent(this);
-    // Bounded: Qt stops reading from the kernel when full, and the client's writes then wait.
-    socket_->setReadBufferSize(kSocketReadBuffer);
-    connect(socket_, &QLocalSocket::readyRead, this, &Connection::pump);
-    connect(socket_, &QLocalSocket::bytesWritten, this, &Connection::written);
-    connect(socket_, &QLocalSocket::disconnected, this, [this] { emit closed(id_); });
+Connection::Connection(uint64_t id, ClientStream* stream, Server& server, ConnectionLimits limits)
+    : id_(id), stream_(stream), server_(server), limits_(limits) {
+    stream_->setParent(this);
+    connect(stream_, &ClientStream::readyRead, this, &Connection::pump);
+    connect(stream_, &ClientStream::bytesWritten, this, &Connection::written);
+    connect(stream_, &ClientStream::closed, this, [this] { emit closed(id_); });
 }
 
 Connection::~Connection() {
@@ -30,11 +28,11 @@ Connection::~Connection() {
 }
 
 void Connection::sendFramed(const QByteArray& bytes) {
-    if (socket_->state() != QLocalSocket::ConnectedState)
+    if (!stream_->isOpen())
         return;
     // Judged on what waits before this message, so that one answer, however large, always goes
-    // out; Qt hands it to the kernel in pieces as the socket drains.
-    const qint64 waiting = socket_->bytesToWrite();
+    // out; the stream hands it to the kernel in pieces as the client takes it.
+    const qint64 waiting = stream_->bytesToWrite();
     const auto now = std::chrono::steady_clock::now();
     if (waiting == 0) {
         lastTaken_ = now;
@@ -48,10 +46,10 @@ void Connection::sendFramed(const QByteArray& bytes) {
             static_cast<long long>(
                 std::chrono::duration_cast<std::chrono::seconds>(now - lastTaken_).count()));
         closing_ = true;
-        socket_->abort();
+        stream_->abort();
         return;
     }
-    socket_->write(bytes);
+    stream_->write(bytes);
 }
 
 void Connection::written() {
@@ -61,7 +59,7 @@ void Connection::written() {
 }
 
 bool Connection::writeBacklogged() const {
-    return size_t(socket_->bytesToWrite()) > limits_.pauseReadingAboveBytes;
+    return size_t(stream_->bytesToWrite()) > limits_.pauseReadingAboveBytes;
 }
 
 void Connection::failFraming(const std::string& error) {
@@ -70,11 +68,12 @@ void Connection::failFraming(const std::string& error) {
     send(protocol::makeError(QJsonValue::Null, protocol::kInvalidRequest,
                              QString::fromStdString(error) + "; closing the connection"));
     closing_ = true;
-    socket_->disconnectFromServer(); // after the pending writes
+    stream_->closeAfterWrites(); // after the pending writes
 }
 
 void Connection::pump() {
-    while (!closing_ && inFlight_ < limits_.maxInFlight && !writeBacklogged()) {
+    while (!closing_ && stream_->isOpen() && inFlight_ < limits_.maxInFlight &&
+           !writeBacklogged()) {
         QByteArray body;
         std::string error;
         switch (reader_.next(&body, &error)) {
@@ -87,9 +86,9 @@ void Connection::pump() {
         case protocol::FrameReader::Status::NeedMore:
             break;
         }
-        if (socket_->bytesAvailable() <= 0)
+        if (stream_->bytesAvailable() <= 0)
             return;
-        reader_.append(socket_->read(kReadChunk));
+        reader_.append(stream_->read(kReadChunk));
     }
 }
 
@@ -142,14 +141,44 @@ bool Connection::handleLifecycle(protocol::Message& m) {
     }
     if (method == "exit") {
         closing_ = true;
-        socket_->disconnectFromServer();
+        stream_->closeAfterWrites();
         return true;
     }
     if (method == "$/cancelRequest") {
         cancel(m);
         return true;
     }
+    if (method == protocol::kAdoptStdio) {
+        adoptStdio(m);
+        return true;
+    }
     return false;
+}
+
+void Connection::adoptStdio(const protocol::Message& m) {
+    std::vector<int> fds = stream_->takeReceivedDescriptors();
+    auto fail = [&](const QString& why) {
+        for (int fd : fds)
+            ::close(fd);
+        if (m.hasId())
+            sendFramed(protocol::frameError(m.id, protocol::kInvalidParams, why));
+    };
+    if (!m.hasId())
+        return fail({});
+    if (initialized_ || partner_)
+        return fail(QString(protocol::kAdoptStdio) +
+                    " on a connection that serves a session already");
+    if (fds.size() != 2)
+        return fail(QString(protocol::kAdoptStdio) +
+                    " needs the client's stdin and stdout passed with it (SCM_RIGHTS); got " +
+                    QString::number(fds.size()) + " descriptors");
+    const uint64_t session = server_.adoptStdio(*this, fds[0], fds[1]);
+    sendFramed(protocol::frameResult(m.id, QJsonObject{{"connection", qint64(session)}}));
+}
+
+void Connection::close() {
+    closing_ = true;
+    stream_->abort();
 }
 
 void Connection::dispatch(protocol::Message&& m) {

@@ -7,11 +7,11 @@
 // nothing for a long time while much waits for it is disconnected.
 #pragma once
 
+#include "daemon/client_stream.h"
 #include "daemon/positions.h"
 #include "protocol/jsonrpc.h"
 
 #include <QJsonObject>
-#include <QLocalSocket>
 #include <QObject>
 
 #include <atomic>
@@ -42,10 +42,16 @@ struct ConnectionLimits {
 class Connection : public QObject {
     Q_OBJECT
 public:
-    Connection(uint64_t id, QLocalSocket* socket, Server& server, ConnectionLimits limits);
+    /// Serves the client of `stream` (made a child of this).
+    Connection(uint64_t id, ClientStream* stream, Server& server, ConnectionLimits limits);
     ~Connection() override;
 
     uint64_t id() const { return id_; }
+    /// The connection whose end closes this one (kAdoptStdio's two), or 0.
+    uint64_t partner() const { return partner_; }
+    void setPartner(uint64_t id) { partner_ = id; }
+    /// Closes now (emits closed()).
+    void close();
     bool initialized() const { return initialized_; }
 
     /// Writes a message (already framed), or disconnects a client that reads too slowly.
@@ -73,17 +79,19 @@ private:
     bool handleLifecycle(protocol::Message& message);
     void handleResponse(const protocol::Message& message);
     void cancel(const protocol::Message& cancelRequest);
+    void adoptStdio(const protocol::Message& request);
     void failFraming(const std::string& error);
 
     enum class Progress { None, Creating, Active };
 
     const uint64_t id_;
-    QLocalSocket* socket_; // owned (child)
+    ClientStream* stream_; // owned (child)
     Server& server_;
     const ConnectionLimits limits_;
     protocol::FrameReader reader_;
     /// When the client last took bytes, or when bytes began to wait for it.
     std::chrono::steady_clock::time_point lastTaken_ = std::chrono::steady_clock::now();
+    uint64_t partner_ = 0;
     bool closing_ = false;
     bool initialized_ = false;
     bool shutdown_ = false;

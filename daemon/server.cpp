@@ -17,6 +17,9 @@ namespace symdex::daemon {
 
 namespace {
 
+/// Bytes read from a client and not yet parsed, at most: beyond, its writes wait in the kernel.
+constexpr qint64 kReadBufferBytes = 1 << 20;
+
 unsigned defaultQueryThreads() {
     return std::max(2u, std::thread::hardware_concurrency());
 }
@@ -91,28 +94,35 @@ void Server::accept() {
             acceptPaused_ = false;
             std::fprintf(stderr, "symdexd: accepting connections again\n");
         }
-        auto* socket = new QLocalSocket;
-        if (!socket->setSocketDescriptor(fd)) {
-            std::fprintf(stderr, "symdexd: cannot adopt connection: %s\n",
-                         qPrintable(socket->errorString()));
-            delete socket;
-            ::close(fd);
-            continue;
-        }
-        const uint64_t id = nextConnectionId_++;
-        auto* connection = new Connection(id, socket, *this, options_.limits);
-        connection->setParent(this);
-        connections_.emplace(id, connection);
-        ++connectionCount_;
-        connect(connection, &Connection::closed, this, [this](uint64_t closedId) {
-            auto it = connections_.find(closedId);
-            if (it == connections_.end())
-                return;
-            it->second->deleteLater();
-            connections_.erase(it);
-            --connectionCount_;
-        });
+        serve(new ClientStream(fd, fd, kReadBufferBytes));
     }
+}
+
+uint64_t Server::serve(ClientStream* stream) {
+    const uint64_t id = nextConnectionId_++;
+    auto* connection = new Connection(id, stream, *this, options_.limits);
+    connection->setParent(this);
+    connections_.emplace(id, connection);
+    ++connectionCount_;
+    connect(connection, &Connection::closed, this, [this](uint64_t closedId) {
+        auto it = connections_.find(closedId);
+        if (it == connections_.end())
+            return;
+        const uint64_t partner = it->second->partner();
+        it->second->deleteLater();
+        connections_.erase(it);
+        --connectionCount_;
+        if (auto other = connections_.find(partner); other != connections_.end())
+            other->second->close();
+    });
+    return id;
+}
+
+uint64_t Server::adoptStdio(Connection& asking, int readFd, int writeFd) {
+    const uint64_t id = serve(new ClientStream(readFd, writeFd, kReadBufferBytes));
+    connections_.at(id)->setPartner(asking.id());
+    asking.setPartner(id);
+    return id;
 }
 
 void Server::pauseAccepting(int error) {

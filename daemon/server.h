@@ -40,6 +40,10 @@ public:
     /// Stops accepting (removing the socket file) and closes every connection.
     void close();
 
+    /// Serves an editor's stdin and stdout, which `asking` received (kAdoptStdio), as a
+    /// connection of their own, closed with `asking`. Returns its id.
+    uint64_t adoptStdio(Connection& asking, int readFd, int writeFd);
+
     /// Hands a request (cancelled != nullptr) or notification to a worker; the reply comes back
     /// to `connection` through the mailbox, unless it is gone by then.
     void run(Connection& connection, const MethodSpec& spec, protocol::Message&& message,
@@ -61,6 +65,8 @@ public:
 
 private:
     void accept();
+    /// Serves `stream` as a new connection; returns its id.
+    uint64_t serve(ClientStream* stream);
     /// Out of descriptors (or kernel memory) for a new connection: it stays queued and the socket
     /// stays readable, so trying again at once would spin. Stops watching the socket for a
     /// moment instead; the queued connections are accepted once descriptors are free.

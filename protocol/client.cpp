@@ -6,6 +6,7 @@
 #include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -64,6 +65,33 @@ void RpcClient::sendRaw(const QByteArray& bytes) {
 int64_t RpcClient::send(const QString& method, const QJsonValue& params) {
     const int64_t id = nextId_++;
     sendRaw(frame(makeRequest(qint64(id), method, params)));
+    return id;
+}
+
+int64_t RpcClient::sendPassing(const QString& method, const QJsonValue& params,
+                               const std::vector<int>& fds) {
+    const int64_t id = nextId_++;
+    const QByteArray bytes = frame(makeRequest(qint64(id), method, params));
+    // The descriptors go with the first byte alone; the rest follows as any request.
+    iovec iov{const_cast<char*>(bytes.constData()), 1};
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+    msghdr message{};
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.data();
+    message.msg_controllen = control.size();
+    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    ssize_t n;
+    do
+        n = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n != 1)
+        throw RpcFailure(0, std::string("write to symdexd failed: ") + std::strerror(errno));
+    sendRaw(bytes.mid(1));
     return id;
 }
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace symdex::protocol {
 
@@ -43,6 +44,10 @@ public:
     /// Sends a request without waiting; returns its id.
     int64_t send(const QString& method, const QJsonValue& params);
     void notify(const QString& method, const QJsonValue& params = QJsonObject{});
+    /// Sends a request with descriptors passed beside its first byte (SCM_RIGHTS); returns its
+    /// id. The receiver has them once it has read that byte.
+    int64_t sendPassing(const QString& method, const QJsonValue& params,
+                        const std::vector<int>& fds);
     /// Writes raw bytes (tests of bad framing).
     void sendRaw(const QByteArray& bytes);
 

@@ -16,6 +16,12 @@
 
 namespace symdex::protocol {
 
+/// Asked by `symdex lsp` with its stdin and stdout passed beside the request (SCM_RIGHTS): the
+/// daemon then serves the editor on them as a connection of its own, and the bridge copies no
+/// byte. The asking connection stays open, unserved, for as long as that session: when either
+/// closes the daemon closes the other, and `symdex lsp` exits.
+inline constexpr const char* kAdoptStdio = "symdex/adoptStdio";
+
 /// JSON-RPC 2.0 and LSP error codes.
 enum ErrorCode : int {
     kParseError = -32700,

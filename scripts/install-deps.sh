@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config libstdc++-12-dev
-  qt6-base-dev        # Qt 6 Core/Network: JSON, command line, the daemon's socket; Gui: bench chart
+  qt6-base-dev        # Qt 6 Core: JSON, command line, the daemon's event loop; Gui: bench chart
   qt6-svg-dev         # the bench chart as SVG (QSvgGenerator)
   fonts-dejavu-core   # text in the bench chart's PNG (the offscreen platform needs a font)
   libclang-16-dev     # the pinned libclang (see docs/design.md: why libclang 16)

@@ -1,0 +1,241 @@
+#include "daemon/client_stream.h"
+
+#include <QMetaObject>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <utility>
+
+namespace symdex::daemon {
+
+namespace {
+
+constexpr qint64 kReadChunk = 64 << 10;
+/// Descriptors a client may have passed and not yet handed to a request: more are closed.
+constexpr size_t kMaxReceived = 8;
+
+bool isSocket(int fd) {
+    struct stat st;
+    return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+void makeNonBlocking(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0 && !(flags & O_NONBLOCK))
+        ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+/// Disables a notifier and lets Qt delete it: it may be the one whose signal is running.
+void retire(std::unique_ptr<QSocketNotifier>& notifier) {
+    if (!notifier)
+        return;
+    notifier->setEnabled(false);
+    notifier.release()->deleteLater();
+}
+
+} // namespace
+
+ClientStream::ClientStream(int readFd, int writeFd, qint64 readBufferLimit, QObject* parent)
+    : QObject(parent), readFd_(readFd), writeFd_(writeFd), readBufferLimit_(readBufferLimit) {
+    makeNonBlocking(readFd_);
+    readIsSocket_ = isSocket(readFd_);
+    if (writeFd_ != readFd_)
+        makeNonBlocking(writeFd_);
+    writeIsSocket_ = writeFd_ == readFd_ ? readIsSocket_ : isSocket(writeFd_);
+    readNotifier_ = std::make_unique<QSocketNotifier>(readFd_, QSocketNotifier::Read);
+    writeNotifier_ = std::make_unique<QSocketNotifier>(writeFd_, QSocketNotifier::Write);
+    writeNotifier_->setEnabled(false);
+    connect(readNotifier_.get(), &QSocketNotifier::activated, this, &ClientStream::readSome);
+    connect(writeNotifier_.get(), &QSocketNotifier::activated, this, &ClientStream::writeSome);
+}
+
+ClientStream::~ClientStream() {
+    readNotifier_.reset();
+    writeNotifier_.reset();
+    if (open_) {
+        ::close(readFd_);
+        if (writeFd_ != readFd_)
+            ::close(writeFd_);
+    }
+    for (int fd : received_)
+        ::close(fd);
+}
+
+QByteArray ClientStream::read(qint64 max) {
+    const qint64 n = std::min(max, bytesAvailable());
+    QByteArray bytes(in_.constData() + inAt_, n);
+    inAt_ += n;
+    if (inAt_ == in_.size()) {
+        in_.clear();
+        inAt_ = 0;
+    }
+    if (readNotifier_ && !closing_ && bytesAvailable() < readBufferLimit_)
+        readNotifier_->setEnabled(true); // reading may have paused on a full buffer
+    return bytes;
+}
+
+void ClientStream::readSome() {
+    bool got = false;
+    while (open_ && !closing_) {
+        if (bytesAvailable() >= readBufferLimit_) {
+            readNotifier_->setEnabled(false); // read() enables it again
+            break;
+        }
+        if (inAt_ > 0) { // keep only what is unread
+            in_.remove(0, inAt_);
+            inAt_ = 0;
+        }
+        const qint64 room = std::min(kReadChunk, readBufferLimit_ - bytesAvailable());
+        const qsizetype before = in_.size();
+        in_.resize(before + room);
+        ssize_t n;
+        if (readIsSocket_) {
+            iovec iov{in_.data() + before, size_t(room)};
+            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxReceived)];
+            msghdr message{};
+            message.msg_iov = &iov;
+            message.msg_iovlen = 1;
+            message.msg_control = control;
+            message.msg_controllen = sizeof control;
+            n = ::recvmsg(readFd_, &message, MSG_CMSG_CLOEXEC);
+            if (n >= 0 && message.msg_controllen > 0)
+                keepDescriptors(control, message.msg_controllen);
+        } else {
+            n = ::read(readFd_, in_.data() + before, size_t(room));
+        }
+        in_.resize(before + std::max<ssize_t>(n, 0));
+        if (n > 0) {
+            got = true;
+            if (n < room)
+                break; // most likely all there was; the notifier says if more comes
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        // The client closed (or the descriptor failed): what arrived is still read first.
+        if (got)
+            emit readyRead();
+        finish();
+        return;
+    }
+    if (got && open_)
+        emit readyRead();
+}
+
+void ClientStream::keepDescriptors(const char* control, size_t length) {
+    msghdr message{};
+    message.msg_control = const_cast<char*>(control);
+    message.msg_controllen = length;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; ++i) {
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (received_.size() < kMaxReceived)
+                received_.push_back(fd);
+            else
+                ::close(fd);
+        }
+    }
+}
+
+std::vector<int> ClientStream::takeReceivedDescriptors() {
+    return std::exchange(received_, {});
+}
+
+void ClientStream::write(const QByteArray& bytes) {
+    if (!isOpen() || bytes.isEmpty())
+        return;
+    if (bytesToWrite() == 0) {
+        out_ = bytes;
+        outAt_ = 0;
+    } else {
+        if (outAt_ > out_.size() / 2) {
+            out_.remove(0, outAt_);
+            outAt_ = 0;
+        }
+        out_.append(bytes);
+    }
+    if (!writeNotifier_->isEnabled()) // else the kernel is full: wait for it
+        flush();
+}
+
+bool ClientStream::flush() {
+    while (outAt_ < out_.size()) {
+        const char* data = out_.constData() + outAt_;
+        const size_t size = size_t(out_.size() - outAt_);
+        const ssize_t n = writeIsSocket_ ? ::send(writeFd_, data, size, MSG_NOSIGNAL)
+                                         : ::write(writeFd_, data, size);
+        if (n > 0) {
+            outAt_ += n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            writeNotifier_->setEnabled(true);
+            return true;
+        }
+        // The client is gone. Closed on the next turn of the loop: the writer may be in the
+        // middle of handling its requests.
+        closing_ = true;
+        out_.clear();
+        outAt_ = 0;
+        writeNotifier_->setEnabled(false);
+        readNotifier_->setEnabled(false);
+        QMetaObject::invokeMethod(this, &ClientStream::finish, Qt::QueuedConnection);
+        return false;
+    }
+    out_.clear();
+    outAt_ = 0;
+    writeNotifier_->setEnabled(false);
+    if (closing_)
+        finish();
+    return true;
+}
+
+void ClientStream::writeSome() {
+    const qint64 waiting = bytesToWrite();
+    if (flush() && open_ && bytesToWrite() < waiting)
+        emit bytesWritten();
+}
+
+void ClientStream::abort() {
+    out_.clear();
+    outAt_ = 0;
+    finish();
+}
+
+void ClientStream::closeAfterWrites() {
+    if (!open_ || closing_)
+        return;
+    closing_ = true;
+    readNotifier_->setEnabled(false);
+    if (bytesToWrite() == 0)
+        finish();
+}
+
+void ClientStream::finish() {
+    if (!open_)
+        return;
+    open_ = false;
+    closing_ = true;
+    retire(readNotifier_);
+    retire(writeNotifier_);
+    ::close(readFd_);
+    if (writeFd_ != readFd_)
+        ::close(writeFd_);
+    emit closed();
+}
+
+} // namespace symdex::daemon
