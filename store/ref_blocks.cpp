@@ -96,59 +96,75 @@ std::optional<uint32_t> UsrTable::findTarget(uint64_t usrHash) const {
 
 namespace {
 
-/// decodeRefRows(), and the line of the block's first reference in `firstLine`.
-bool decodeRows(std::string_view plain, const UsrTable& table, std::vector<Reference>& out,
-                std::optional<uint32_t> only, int64_t& firstLine) {
+/// The rows of a block's decompressed bytes.
+bool parseRows(std::string_view plain, std::vector<RefRow>& out) {
     Reader r(plain);
     const uint64_t count = r.varint();
     if (count == 0 || count > kRefsPerBlock)
         return false;
-    const size_t size = table.size();
+    out.reserve(out.size() + count);
     int64_t line = 0;
     for (uint64_t i = 0; i < count; ++i) {
         const int64_t delta = r.svarint(); // bounded before the sum, which could overflow
         if (delta > int64_t(UINT32_MAX) || delta < -int64_t(UINT32_MAX))
             return false;
         line += delta;
-        if (i == 0)
-            firstLine = line;
         const uint64_t column = r.varint();
         const uint64_t roles = r.varint();
         const uint64_t usr = r.varint();
         const uint64_t container = r.varint();
         if (r.failed() || line < 0 || line > UINT32_MAX || column > UINT32_MAX ||
-            roles > UINT16_MAX || usr >= table.targets() || container > size)
+            roles > UINT16_MAX || usr > UINT32_MAX || container > UINT32_MAX)
             return false;
-        if (only && usr != *only)
-            continue;
-        Reference ref;
-        ref.usrHash = table.at(usr);
-        ref.location = {uint32_t(line), uint32_t(column)};
-        ref.roles = uint16_t(roles);
-        ref.container = container ? table.at(container - 1) : 0;
-        out.push_back(ref);
+        out.push_back({uint32_t(line), uint32_t(column), uint32_t(usr), uint32_t(container),
+                       uint16_t(roles)});
     }
     return r.atEnd();
 }
 
 } // namespace
 
-bool decodeRefRows(std::string_view plain, const UsrTable& table, std::vector<Reference>& out,
-                   std::optional<uint32_t> only) {
-    int64_t firstLine = 0;
-    return decodeRows(plain, table, out, only, firstLine);
+bool appendRefs(const std::vector<RefRow>& rows, const UsrTable& table, std::vector<Reference>& out,
+                std::optional<uint32_t> only) {
+    const size_t size = table.size();
+    for (const RefRow& row : rows) {
+        if (row.target >= table.targets() || row.container > size)
+            return false;
+        if (only && row.target != *only)
+            continue;
+        Reference ref;
+        ref.usrHash = table.at(row.target);
+        ref.location = {row.line, row.column};
+        ref.roles = row.roles;
+        ref.container = row.container ? table.at(row.container - 1) : 0;
+        out.push_back(ref);
+    }
+    return true;
 }
 
-bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,
-                    std::optional<uint32_t> only) {
+bool decodeRefRows(std::string_view plain, const UsrTable& table, std::vector<Reference>& out,
+                   std::optional<uint32_t> only) {
+    std::vector<RefRow> rows;
+    return parseRows(plain, rows) && appendRefs(rows, table, out, only);
+}
+
+std::optional<std::vector<RefRow>> decodeRefBlockRows(std::string_view block) {
     Reader header(block);
     const uint64_t line = header.varint();
     thread_local std::string plain;
     // 128 references of 5 varints of at most 10 bytes, and the count.
     constexpr size_t kMaxPlain = 10 + kRefsPerBlock * 50;
-    int64_t firstLine = 0;
-    return !header.failed() && decompress(header.rest(), plain, kMaxPlain) &&
-           decodeRows(plain, table, out, only, firstLine) && uint64_t(firstLine) == line;
+    std::vector<RefRow> rows;
+    if (header.failed() || !decompress(header.rest(), plain, kMaxPlain) ||
+        !parseRows(plain, rows) || rows.front().line != line)
+        return std::nullopt;
+    return rows;
+}
+
+bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,
+                    std::optional<uint32_t> only) {
+    std::optional<std::vector<RefRow>> rows = decodeRefBlockRows(block);
+    return rows && appendRefs(*rows, table, out, only);
 }
 
 std::optional<uint32_t> refBlockFirstLine(std::string_view block) {

@@ -56,6 +56,24 @@ private:
     uint32_t targets_ = 0;
 };
 
+/// A reference as its block keeps it: its USR and its container as indexes of the file's table
+/// (container 0: none, else 1 + the index), so that a block's rows depend on its bytes alone
+/// and can be kept decoded (store/block_cache.h).
+struct RefRow {
+    uint32_t line = 0;
+    uint32_t column = 0;
+    uint32_t target = 0;
+    uint32_t container = 0;
+    uint16_t roles = 0;
+};
+
+/// The rows of one block; nullopt if it is malformed.
+std::optional<std::vector<RefRow>> decodeRefBlockRows(std::string_view block);
+/// Appends the references of `rows` to `out`, their indexes resolved in `table`; false if one
+/// lies outside it. With `only`, keeps only the references to that table index.
+bool appendRefs(const std::vector<RefRow>& rows, const UsrTable& table, std::vector<Reference>& out,
+                std::optional<uint32_t> only = std::nullopt);
+
 /// Appends the references of one block to `out`; false if the block is malformed or names an
 /// index outside `table`. With `only`, keeps only the references to that table index.
 bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,

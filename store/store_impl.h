@@ -2,13 +2,14 @@
 // the write path (store_writer.cpp).
 #pragma once
 
+#include "store/block_cache.h"
 #include "store/lmdb.h"
 #include "store/lmdb_layout.h"
 #include "store/lock_telemetry.h"
 #include "store/name_search.h"
 #include "store/overlay.h"
 #include "store/ref_blocks.h"
-#include "store/symbol_block_cache.h"
+#include "store/symbol_blocks.h"
 #include "store/symbol_store.h"
 
 #include <atomic>
@@ -177,7 +178,10 @@ public:
     std::shared_ptr<const Vocabulary> vocabularyOf(const lmdb::Txn& read) const;
     /// Declaration blocks decoded lately, for all readers (thread-safe): 2,048 blocks of 16,
     /// about 7 MiB at LevelDB's 181 bytes a row plain and 48 compressed (store-format.md).
-    mutable SymbolBlockCache symbolBlocks{2048};
+    mutable BlockCache<SymbolBlock> symbolBlocks{2048};
+    /// Reference blocks decoded lately (thread-safe): 1,024 blocks of 128 rows of 20 bytes,
+    /// 2.5 MiB at most.
+    mutable BlockCache<std::vector<RefRow>> refBlocks{1024};
     /// Incremented by openEnvironment(): a vocabulary of an earlier environment is never used.
     std::atomic<uint64_t> environmentGeneration{0};
     mutable std::mutex vocabularyMu;

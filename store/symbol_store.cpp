@@ -142,7 +142,7 @@ public:
 
     /// The declaration at row `seq` of file `id`. The block it is in stays decompressed for the
     /// next call (a file's declarations of one name or USR are often neighbours), and in the
-    /// store's cache for later requests (store/symbol_block_cache.h).
+    /// store's cache for later requests (store/block_cache.h).
     std::optional<Symbol> symbol(uint32_t id, uint32_t seq) {
         const uint32_t block = seq / uint32_t(kSymbolsPerBlock);
         if (!cachedBlock_ || cachedBlockKey_ != std::pair(id, block)) {
@@ -150,15 +150,7 @@ public:
             auto bytes = txn_.get(s_.symbols, rowKey(id, block));
             if (!bytes)
                 return std::nullopt;
-            cachedBlock_ = s_.symbolBlocks.find(id, block, *bytes);
-            if (!cachedBlock_) {
-                std::optional<SymbolBlock> decoded = SymbolBlock::decode(*bytes);
-                if (!decoded)
-                    throw damagedStore(s_.options.directory,
-                                       "corrupt symbol block in '" + path(id) + "'");
-                cachedBlock_ = std::make_shared<const SymbolBlock>(std::move(*decoded));
-                s_.symbolBlocks.keep(id, block, *bytes, cachedBlock_);
-            }
+            cachedBlock_ = symbolBlock(id, block, *bytes);
             cachedBlockKey_ = {id, block};
         }
         const uint32_t index = seq % uint32_t(kSymbolsPerBlock);
@@ -167,8 +159,8 @@ public:
         return decodeSymbol(cachedBlock_->row(index));
     }
 
-    /// Calls fn(block) for file `id`'s blocks in `dbi`, in order, from `firstBlock` on, while it
-    /// returns true.
+    /// Calls fn(block number, bytes) for file `id`'s blocks in `dbi`, in order, from
+    /// `firstBlock` on, while it returns true.
     template <typename Fn>
     void forEachBlock(uint32_t id, MDB_dbi dbi, uint32_t firstBlock, Fn&& fn) {
         const std::string prefix = fileIdKey(id);
@@ -177,19 +169,43 @@ public:
         std::string_view k = start, v;
         for (bool more = cursor.seek(MDB_SET_RANGE, k, v); more && k.substr(0, 4) == prefix;
              more = cursor.get(MDB_NEXT, k, v))
-            if (!fn(v))
+            if (!fn(uint32_t(readBigEndian(k.substr(4), 4)), v))
                 return;
+    }
+
+    /// Declaration block `block` of file `id`, decoded from `bytes` or kept by the store's cache.
+    std::shared_ptr<const SymbolBlock> symbolBlock(uint32_t id, uint32_t block,
+                                                   std::string_view bytes) {
+        if (std::shared_ptr<const SymbolBlock> kept = s_.symbolBlocks.find(id, block, bytes))
+            return kept;
+        std::optional<SymbolBlock> decoded = SymbolBlock::decode(bytes);
+        if (!decoded)
+            throw damagedStore(s_.options.directory, "corrupt symbol block in '" + path(id) + "'");
+        auto shared = std::make_shared<const SymbolBlock>(std::move(*decoded));
+        s_.symbolBlocks.keep(id, block, bytes, shared);
+        return shared;
+    }
+
+    /// The rows of reference block `block` of file `id`, decoded from `bytes` or kept.
+    std::shared_ptr<const std::vector<RefRow>> refBlock(uint32_t id, uint32_t block,
+                                                        std::string_view bytes) {
+        if (std::shared_ptr<const std::vector<RefRow>> kept = s_.refBlocks.find(id, block, bytes))
+            return kept;
+        std::optional<std::vector<RefRow>> rows = decodeRefBlockRows(bytes);
+        if (!rows)
+            throw damagedStore(s_.options.directory,
+                               "corrupt reference block in '" + path(id) + "'");
+        auto shared = std::make_shared<const std::vector<RefRow>>(std::move(*rows));
+        s_.refBlocks.keep(id, block, bytes, shared);
+        return shared;
     }
 
     /// Appends the declarations of file `id` from block `firstBlock` on while `keep()` holds
     /// after a block.
     template <typename Keep>
     void fileSymbolRows(uint32_t id, uint32_t firstBlock, std::vector<Symbol>& out, Keep&& keep) {
-        forEachBlock(id, s_.symbols, firstBlock, [&](std::string_view bytes) {
-            std::optional<SymbolBlock> block = SymbolBlock::decode(bytes);
-            if (!block)
-                throw damagedStore(s_.options.directory,
-                                   "corrupt symbol block in '" + path(id) + "'");
+        forEachBlock(id, s_.symbols, firstBlock, [&](uint32_t number, std::string_view bytes) {
+            const std::shared_ptr<const SymbolBlock> block = symbolBlock(id, number, bytes);
             for (size_t i = 0; i < block->size(); ++i) {
                 std::optional<Symbol> symbol = decodeSymbol(block->row(i));
                 if (!symbol)
@@ -239,8 +255,8 @@ public:
     template <typename Keep>
     void fileRefs(uint32_t id, const UsrTable& table, uint32_t firstBlock,
                   std::optional<uint32_t> only, std::vector<Reference>& out, Keep&& keep) {
-        forEachBlock(id, s_.refs, firstBlock, [&](std::string_view block) {
-            if (!decodeRefBlock(block, table, out, only))
+        forEachBlock(id, s_.refs, firstBlock, [&](uint32_t number, std::string_view bytes) {
+            if (!appendRefs(*refBlock(id, number, bytes), table, out, only))
                 throw damagedStore(s_.options.directory,
                                    "corrupt reference block in '" + path(id) + "'");
             return keep();

@@ -229,6 +229,28 @@ TEST_CASE("a file's references in many blocks answer by symbol and by lines, and
     CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", 2, 2) == std::vector<Reference>{});
 }
 
+TEST_CASE("a reference block kept decoded answers with its file's current table: a re-index "
+          "that leaves the block's bytes alike but renames what it points at is seen",
+          "[store]") {
+    // One reference at the same place, to x and then to y: the block's bytes (table index 0,
+    // line, column, roles) are the same; only the file's table says which USR index 0 is.
+    TempDir dir;
+    auto store = openStore(dir);
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 1, {}, {makeRef("x", 3)})}));
+    store->flush();
+    const std::vector<Reference> toX = {makeRef("x", 3)};
+    CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", 3, 3) == toX); // decoded, and kept
+    CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", 3, 3) == toX); // from what was kept
+    const StoreSnapshot before = store->snapshot();
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 2, {}, {makeRef("y", 3)})}));
+    store->flush();
+    const std::vector<Reference> toY = {makeRef("y", 3)};
+    CHECK(store->snapshot().fileReferencesInLines("/p/a.cc", 3, 3) == toY);
+    CHECK(before.fileReferencesInLines("/p/a.cc", 3, 3) == toX);
+    CHECK(store->references(hash64("c:@x")).empty());
+    CHECK(store->references(hash64("c:@y")).size() == 1);
+}
+
 TEST_CASE("USRs sharing a usrs bucket keep their own declarations and references, through "
           "re-indexing",
           "[store]") {
