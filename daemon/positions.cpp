@@ -72,17 +72,43 @@ struct AsciiEntry {
 std::unordered_map<std::string, AsciiEntry> asciiFiles;
 std::shared_mutex asciiFilesMu;
 
-bool scanAscii(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    char buf[65536];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-        for (std::streamsize i = 0; i < in.gcount(); ++i)
-            if (static_cast<unsigned char>(buf[i]) >= 0x80)
-                return false;
-        if (!in)
-            break;
+/// Whether `size` bytes hold no byte >= 0x80; eight at a time.
+bool asciiBytes(const char* data, size_t size) {
+    constexpr uint64_t kHighBits = 0x8080808080808080ull;
+    uint64_t high = 0;
+    size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+        uint64_t word;
+        std::memcpy(&word, data + i, 8);
+        high |= word;
     }
-    return true;
+    for (; i < size; ++i)
+        high |= uint8_t(data[i]);
+    return !(high & kHighBits);
+}
+
+/// Whether the file holds ASCII only: read in large pieces (a workspace/symbol answer's first
+/// look at a hundred files scanned them through an istream a byte at a time, a third of the
+/// request's instructions).
+bool scanAscii(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return true; // nothing to read: every column maps to itself
+    static thread_local std::vector<char> buf(size_t(1) << 16);
+    bool ascii = true;
+    for (;;) {
+        const ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (!asciiBytes(buf.data(), size_t(n))) {
+            ascii = false;
+            break;
+        }
+    }
+    ::close(fd);
+    return ascii;
 }
 
 } // namespace

@@ -426,6 +426,25 @@ TEST_CASE("URIs and locations: written as text, as QUrl and QJsonObject write th
             text.writeLocation(w, path, at, 3);
             CHECK(QJsonDocument::fromJson(w.take()).object() == objects.location(path, at, 3));
         }
+    // Byte 22 of line 1 is UTF-16 unit 17 (é and é one unit each, the emoji two).
+    PositionMapper utf16(PositionEncoding::Utf16);
+    CHECK(utf16.location(path, {1, 22}, 3)["range"]
+              .toObject()["start"]
+              .toObject()["character"]
+              .toInt() == 17);
+    // ASCII or not, wherever the first byte >= 0x80 lies: in a word of eight, or in the tail.
+    for (size_t size : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(100), size_t(70000)})
+        for (size_t at = 0; at < size; at += std::max<size_t>(1, size / 5)) {
+            const std::string file = (dir.path() / ("a" + std::to_string(size))).string();
+            std::string text(size, 'a');
+            std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+            CHECK(isAsciiFile(file));
+            text[at] = '\xE9';
+            // Another size, so that the cached answer of the same mtime is not the one read.
+            std::ofstream(file, std::ios::binary | std::ios::trunc) << text << 'b';
+            INFO(size << " " << at);
+            CHECK_FALSE(isAsciiFile(file));
+        }
 }
 
 TEST_CASE("URIs: file URIs to paths and back, percent-encoding included", "[protocol]") {
