@@ -71,13 +71,14 @@ void Watcher::setPaths(const std::vector<std::string>& files,
 
 void Watcher::sync() {
     // In order of priority: the first file (the compile database), the directories (what appears
-    // there is otherwise never seen), the files' directories, then the files.
-    QStringList order;
-    QSet<QString> inOrder;
-    auto add = [&](const QString& path) {
-        if (!inOrder.contains(path)) {
-            inOrder.insert(path);
-            order << path;
+    // there is otherwise never seen), the files' directories, then the files. Which of them exist
+    // is asked as they are watched, a slice at a time (syncSlice()).
+    SyncJob job;
+    QSet<QString> listed;
+    auto add = [&](const QString& path, Check check) {
+        if (!listed.contains(path)) {
+            listed.insert(path);
+            job.candidates.push_back({path, check});
         }
     };
     byDir_.clear();
@@ -87,9 +88,8 @@ void Watcher::sync() {
         const QString first = wantedFiles_.front();
         const QString dir = existingAncestor(QFileInfo(first).path());
         if (!dir.isEmpty())
-            add(dir);
-        if (QFileInfo::exists(first))
-            add(first);
+            add(dir, Check::None);
+        add(first, Check::Exists);
     }
     triggerDirectories_.clear();
     childDirectories_.clear();
@@ -98,7 +98,7 @@ void Watcher::sync() {
         if (dir.isEmpty())
             continue;
         triggerDirectories_.insert(dir);
-        add(dir);
+        add(dir, Check::None);
         if (dir != wanted)
             continue; // its ancestor sees it appear
         const QString parent = existingAncestor(QFileInfo(wanted).path());
@@ -106,44 +106,72 @@ void Watcher::sync() {
             childDirectories_[parent][wanted] = directoryInode(wanted);
     }
     for (auto it = childDirectories_.cbegin(); it != childDirectories_.cend(); ++it)
-        add(it.key());
+        add(it.key(), Check::None);
     for (auto it = byDir_.cbegin(); it != byDir_.cend(); ++it)
-        if (QFileInfo(it.key()).isDir())
-            add(it.key());
+        add(it.key(), Check::IsDirectory);
     for (const QString& file : std::as_const(wantedFiles_))
-        if (QFileInfo::exists(file))
-            add(file);
-
-    size_t leftOut = 0;
-    if (size_t(order.size()) > maxWatches_) {
-        leftOut = size_t(order.size()) - maxWatches_;
-        order.resize(qsizetype(maxWatches_));
-        inOrder = QSet<QString>(order.begin(), order.end());
-    }
-    const QStringList watched = watcher_.files() + watcher_.directories();
-    const QSet<QString> watchedSet(watched.begin(), watched.end());
-    QStringList remove, addNow;
-    for (const QString& p : watched)
-        if (!inOrder.contains(p))
+        add(file, Check::Exists);
+    // What is no longer wanted goes first (inotify's watches are a per-user budget); what is
+    // still listed stays until its slice says whether it still exists.
+    QStringList remove;
+    for (const QString& p : watcher_.files() + watcher_.directories())
+        if (listed.contains(p))
+            job.watchedBefore.insert(p);
+        else
             remove << p;
-    for (const QString& p : std::as_const(order))
-        if (!watchedSet.contains(p))
-            addNow << p;
     if (!remove.isEmpty())
         watcher_.removePaths(remove);
+    job_ = std::move(job);
+    ++syncGeneration_;
+    // The first slice at once: a small tree is watched before sync() returns, a large one
+    // within a few turns of the event loop, each short enough for the requests between them.
+    syncSlice(syncGeneration_);
+}
+
+void Watcher::syncSlice(uint64_t generation) {
+    if (!job_ || generation != syncGeneration_)
+        return; // a newer sync() took over
+    SyncJob& job = *job_;
+    QStringList addNow;
+    const size_t end = std::min(job.candidates.size(), job.next + kSyncSlice);
+    for (; job.next < end; ++job.next) {
+        const Candidate& c = job.candidates[job.next];
+        if ((c.check == Check::Exists && !QFileInfo::exists(c.path)) ||
+            (c.check == Check::IsDirectory && !QFileInfo(c.path).isDir()))
+            continue;
+        if (job.kept.size() >= maxWatches_) {
+            ++job.leftOut;
+            continue;
+        }
+        job.kept.insert(c.path);
+        if (!job.watchedBefore.contains(c.path))
+            addNow << c.path;
+    }
     if (!addNow.isEmpty())
-        leftOut += size_t(watcher_.addPaths(addNow).size()); // the limit reached early: not fatal
+        job.leftOut += size_t(watcher_.addPaths(addNow).size()); // the limit reached early
+    if (job.next < job.candidates.size()) {
+        QTimer::singleShot(0, this, [this, generation] { syncSlice(generation); });
+        return;
+    }
+    QStringList remove;
+    for (const QString& p : std::as_const(job.watchedBefore))
+        if (!job.kept.contains(p))
+            remove << p;
+    if (!remove.isEmpty())
+        watcher_.removePaths(remove);
+    const size_t leftOut = job.leftOut;
+    const size_t total = job.kept.size() + leftOut;
+    job_.reset();
     if (leftOut != lastLeftOut_ && log_) {
         if (leftOut)
-            log_("cannot watch " + std::to_string(leftOut) + " of " +
-                 std::to_string(leftOut + size_t(order.size())) +
+            log_("cannot watch " + std::to_string(leftOut) + " of " + std::to_string(total) +
                  " paths (inotify: fs.inotify.max_user_watches is " +
                  std::to_string(defaultWatchBudget() * 2) +
                  ", half of it is used at most); "
                  "changes there are seen at the next run (didSave, symdex/index); raise it with "
                  "sysctl fs.inotify.max_user_watches=N");
         else
-            log_("all " + std::to_string(order.size()) + " paths are watched again");
+            log_("all " + std::to_string(total) + " paths are watched again");
     }
     lastLeftOut_ = leftOut;
 }

@@ -1,0 +1,77 @@
+// The watcher on a tree of a thousand files: it watches them a slice at a time (the daemon's
+// thread also reads requests), every one of them in the end, within its budget, and a change of
+// the last one watched is seen.
+#include "daemon/watcher.h"
+#include "test_util.h"
+
+#include <QCoreApplication>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+
+using namespace symdex;
+using namespace symdex::daemon;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Runs the event loop until `done()` or `timeout`; whether it was done.
+template <typename Done> bool processUntil(Done&& done, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    return done();
+}
+
+} // namespace
+
+TEST_CASE("the watcher watches a thousand files a slice at a time, all of them in the end, within "
+          "its budget",
+          "[daemon][watcher]") {
+    int argc = 1;
+    char name[] = "watcher_test";
+    char* argv[] = {name, nullptr};
+    QCoreApplication app(argc, argv);
+    test::TempDir dir;
+    const std::filesystem::path src = dir.path() / "src";
+    std::filesystem::create_directories(src);
+    std::vector<std::string> files = {(dir.path() / "compile_commands.json").string()};
+    std::ofstream(files.front()) << "[]";
+    for (int i = 0; i < 1000; ++i) {
+        files.push_back((src / ("f" + std::to_string(1000 + i) + ".cpp")).string());
+        std::ofstream(files.back()) << "int f" << i << ";\n";
+    }
+    // The tree's directory, the database, src/ and the files.
+    const size_t all = 1003;
+
+    std::vector<std::string> changes, logs;
+    auto onChanges = [&](std::vector<std::string> paths) {
+        changes.insert(changes.end(), paths.begin(), paths.end());
+    };
+    auto log = [&](const std::string& line) { logs.push_back(line); };
+
+    SECTION("all of them") {
+        Watcher watcher(50ms, 100000, onChanges, log);
+        watcher.setPaths(files, {});
+        const size_t atOnce = watcher.watchedPaths();
+        CHECK(atOnce > 0);
+        CHECK(atOnce < all); // the rest in later turns of the event loop
+        CHECK(processUntil([&] { return watcher.watchedPaths() == all; }, 20s));
+        CHECK(logs.empty());
+        std::ofstream(files.back(), std::ios::app) << "int g;\n";
+        CHECK(processUntil(
+            [&] {
+                return std::find(changes.begin(), changes.end(), files.back()) != changes.end();
+            },
+            10s));
+    }
+    SECTION("within a budget of 300") {
+        Watcher watcher(50ms, 300, onChanges, log);
+        watcher.setPaths(files, {});
+        CHECK(processUntil([&] { return !logs.empty(); }, 20s));
+        CHECK(watcher.watchedPaths() == 300);
+        REQUIRE(logs.size() == 1);
+        CHECK_THAT(logs.front(), Catch::StartsWith("cannot watch 703 of 1003 paths"));
+    }
+}
