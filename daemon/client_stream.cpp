@@ -31,11 +31,14 @@ void makeNonBlocking(int fd) {
         ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-/// Disables a notifier and lets Qt delete it: it may be the one whose signal is running.
-void retire(std::unique_ptr<QSocketNotifier>& notifier) {
+/// Disables a notifier and lets Qt delete it: it may be the one whose signal is running. A child
+/// of the stream meanwhile, so that it goes with the stream if that goes first (at exit, before
+/// the event loop would have deleted it).
+void retire(std::unique_ptr<QSocketNotifier>& notifier, QObject* owner) {
     if (!notifier)
         return;
     notifier->setEnabled(false);
+    notifier->setParent(owner);
     notifier.release()->deleteLater();
 }
 
@@ -230,8 +233,8 @@ void ClientStream::finish() {
         return;
     open_ = false;
     closing_ = true;
-    retire(readNotifier_);
-    retire(writeNotifier_);
+    retire(readNotifier_, this);
+    retire(writeNotifier_, this);
     ::close(readFd_);
     if (writeFd_ != readFd_)
         ::close(writeFd_);
