@@ -922,22 +922,26 @@ bool betterOccurrence(const Symbol& symbol, const std::string& path, const Symbo
     return std::tie(path, symbol.location) < std::tie(best.path, best.symbol.location);
 }
 
+void StoreSnapshot::View::NamedUsrs::add(uint64_t usrHash, Symbol&& symbol,
+                                         const std::string& path) {
+    auto [it, inserted] = byUsr_.try_emplace(usrHash, usrs_.size());
+    if (inserted) {
+        usrs_.push_back({usrHash, {std::move(symbol), path}, 1});
+        return;
+    }
+    NamedUsr& named = usrs_[it->second];
+    ++named.count;
+    if (betterOccurrence(symbol, path, named.best))
+        named.best = {std::move(symbol), path};
+}
+
 void StoreSnapshot::View::forEachUsrNamed(std::string_view key,
                                           const std::function<void(NamedUsr&&)>& fn) {
-    std::vector<NamedUsr> usrs;
-    std::unordered_map<uint64_t, size_t> byUsr;
+    NamedUsrs usrs;
     forEachSymbolNamed(key, [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
-        auto [it, inserted] = byUsr.try_emplace(usrHash, usrs.size());
-        if (inserted) {
-            usrs.push_back({usrHash, {std::move(symbol), path}, 1});
-            return;
-        }
-        NamedUsr& named = usrs[it->second];
-        ++named.count;
-        if (betterOccurrence(symbol, path, named.best))
-            named.best = {std::move(symbol), path};
+        usrs.add(usrHash, std::move(symbol), path);
     });
-    for (NamedUsr& named : usrs)
+    for (NamedUsr& named : usrs.all())
         fn(std::move(named));
 }
 

@@ -6,6 +6,8 @@
 #include "store/name_index.h"
 #include "store/store.h"
 
+#include <unordered_map>
+
 namespace symdex {
 
 /// Whether (symbol, path) shows a symbol better than `best`: a definition before a declaration,
@@ -116,6 +118,17 @@ public:
     /// forEachSymbolNamed here; a store that can tell which declarations belong to a USR
     /// already shown by its definition need not decode them.
     virtual void forEachUsrNamed(std::string_view key, const std::function<void(NamedUsr&&)>& fn);
+    /// Declarations gathered into NamedUsrs, one per USR, in the order USRs first came.
+    class NamedUsrs {
+    public:
+        void add(uint64_t usrHash, Symbol&& symbol, const std::string& path);
+        /// The USRs so far, by index; a group's count may grow without add().
+        std::vector<NamedUsr>& all() { return usrs_; }
+
+    private:
+        std::vector<NamedUsr> usrs_;
+        std::unordered_map<uint64_t, size_t> byUsr_; // usrHash -> its index in usrs_
+    };
     /// Every declaration of a USR: fn(symbol, path), in any order.
     virtual void forEachOccurrence(uint64_t usrHash,
                                    const std::function<void(Symbol&&, const std::string&)>& fn) = 0;

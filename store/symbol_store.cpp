@@ -1129,24 +1129,12 @@ public:
         auto declaration = [](const NameEntry& e) { return EntryRank::unpack(e.rank).declaration; };
         std::stable_partition(entries.begin(), entries.end(),
                               [&](const NameEntry& e) { return !declaration(e); });
-        std::vector<NamedUsr> usrs;
-        std::unordered_map<uint64_t, size_t> byUsr;
+        NamedUsrs groups;
+        std::vector<NamedUsr>& usrs = groups.all();
         std::unordered_map<uint64_t, size_t> owners; // (file, seq) of a declaration -> usrs
         auto row = [](uint32_t fileId, uint32_t seq) { return uint64_t(fileId) << 32 | seq; };
         bool ownersRead = false;
-        auto add = [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
-            auto [it, inserted] = byUsr.try_emplace(usrHash, usrs.size());
-            if (inserted) {
-                usrs.push_back({usrHash, {std::move(symbol), path}, 1});
-                return;
-            }
-            NamedUsr& named = usrs[it->second];
-            ++named.count;
-            if (betterOccurrence(symbol, path, named.best))
-                named.best = {std::move(symbol), path};
-        };
-        for (size_t i = 0; i < entries.size(); ++i) {
-            const NameEntry& entry = entries[i];
+        for (const NameEntry& entry : entries) {
             if (declaration(entry) && !ownersRead) {
                 // The definitions are done: which of the rest are their USRs' declarations.
                 ownersRead = true;
@@ -1164,13 +1152,14 @@ public:
                 }
             if (auto symbol = reader_.symbol(entry.fileId, entry.seq)) {
                 const uint64_t usrHash = symbol->usrHash();
-                add(usrHash, std::move(*symbol), reader_.path(entry.fileId));
+                groups.add(usrHash, std::move(*symbol), reader_.path(entry.fileId));
             }
         }
         for (const auto& file : staged_) {
             auto [begin, end] = file->symbolsNamed(key);
             for (const uint32_t* seq = begin; seq != end; ++seq)
-                add(file->symbols[*seq].usrHash, stagedSymbol(*file, *seq), file->record.path);
+                groups.add(file->symbols[*seq].usrHash, stagedSymbol(*file, *seq),
+                           file->record.path);
         }
         for (NamedUsr& named : usrs)
             fn(std::move(named));
