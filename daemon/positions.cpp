@@ -1,5 +1,8 @@
 #include "daemon/positions.h"
 
+#include "store/encoding.h"
+#include "store/store.h"
+
 #include <QUrl>
 
 #include <algorithm>
@@ -72,21 +75,6 @@ struct AsciiEntry {
 std::unordered_map<std::string, AsciiEntry> asciiFiles;
 std::shared_mutex asciiFilesMu;
 
-/// Whether `size` bytes hold no byte >= 0x80; eight at a time.
-bool asciiBytes(const char* data, size_t size) {
-    constexpr uint64_t kHighBits = 0x8080808080808080ull;
-    uint64_t high = 0;
-    size_t i = 0;
-    for (; i + 8 <= size; i += 8) {
-        uint64_t word;
-        std::memcpy(&word, data + i, 8);
-        high |= word;
-    }
-    for (; i < size; ++i)
-        high |= uint8_t(data[i]);
-    return !(high & kHighBits);
-}
-
 /// Whether the file holds ASCII only: read in large pieces (a workspace/symbol answer's first
 /// look at a hundred files scanned them through an istream a byte at a time, a third of the
 /// request's instructions).
@@ -102,7 +90,7 @@ bool scanAscii(const std::string& path) {
             continue;
         if (n <= 0)
             break;
-        if (!asciiBytes(buf.data(), size_t(n))) {
+        if (!isAscii(std::string_view(buf.data(), size_t(n)))) {
             ascii = false;
             break;
         }
@@ -113,7 +101,7 @@ bool scanAscii(const std::string& path) {
 
 } // namespace
 
-bool isAsciiFile(const std::string& path) {
+bool isAsciiFile(const std::string& path, const Store* index) {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0)
         return true; // nothing to read: every column maps to itself
@@ -125,7 +113,18 @@ bool isAsciiFile(const std::string& path) {
             it->second.size == int64_t(st.st_size))
             return it->second.ascii;
     }
-    const bool ascii = scanAscii(path);
+    // The index saw these bytes (every stat field as it recorded them) and found no high byte:
+    // no need to read them again (a workspace/symbol answer's first look at a file read it all).
+    auto indexedAscii = [&] {
+        if (!index)
+            return false;
+        const std::optional<FileRecord> record = index->file(path);
+        return record && record->asciiOnly && record->contentHash != 0 &&
+               record->mtimeNs == mtimeNs && record->size == uint64_t(st.st_size) &&
+               record->ctimeNs == int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
+               record->inode == uint64_t(st.st_ino);
+    };
+    const bool ascii = indexedAscii() || scanAscii(path);
     std::unique_lock lock(asciiFilesMu);
     asciiFiles[path] = {mtimeNs, int64_t(st.st_size), ascii};
     return ascii;
@@ -220,7 +219,7 @@ bool PositionMapper::needsConversion(const std::string& path) {
         return false;
     auto [it, inserted] = needsConversion_.try_emplace(path, false);
     if (inserted)
-        it->second = !isAsciiFile(path);
+        it->second = !isAsciiFile(path, index_);
     return it->second;
 }
 

@@ -17,6 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
+namespace symdex {
+class Store;
+}
+
 namespace symdex::daemon {
 
 /// How LSP characters are counted on this connection (LSP 3.17 positionEncoding).
@@ -30,8 +34,10 @@ uint32_t utf16FromByteOffset(std::string_view line, uint32_t byteOffset);
 uint32_t byteOffsetFromUtf16(std::string_view line, uint32_t units);
 
 /// Whether a file holds only ASCII bytes (then UTF-16 columns are byte columns and its lines
-/// need not be read). Cached process-wide by path, mtime and size; thread-safe.
-bool isAsciiFile(const std::string& path);
+/// need not be read). Cached process-wide by path, mtime and size; thread-safe. A version of the
+/// file not cached yet is read, unless `index` records it as ASCII with the stat fields it has
+/// now (FileRecord::asciiOnly: what was indexed is what is there).
+bool isAsciiFile(const std::string& path, const Store* index = nullptr);
 
 /// A file's text as read once, with where each line starts.
 struct FileText {
@@ -60,7 +66,9 @@ private:
 /// Converts positions for one request.
 class PositionMapper {
 public:
-    explicit PositionMapper(PositionEncoding encoding) : encoding_(encoding) {}
+    /// `index`, when given, tells which files were ASCII when indexed (isAsciiFile()).
+    explicit PositionMapper(PositionEncoding encoding, const Store* index = nullptr)
+        : encoding_(encoding), index_(index) {}
 
     /// The store position (1-based line, byte column) of an LSP position in `path`.
     Position fromLsp(const std::string& path, uint32_t line, uint32_t character);
@@ -89,6 +97,7 @@ private:
     void writePoint(protocol::JsonWriter& out, const std::string& path, Position position);
 
     PositionEncoding encoding_;
+    const Store* index_;
     SourceLines lines_;
     std::unordered_map<std::string, bool> needsConversion_;
     std::unordered_map<std::string, std::string> uris_;

@@ -54,6 +54,7 @@ std::optional<FileStamp> stampFile(const std::string& path) {
     FileStamp stamp = stampOf(st);
     stamp.size = done;
     stamp.contentHash = hash64(contents);
+    stamp.asciiOnly = isAscii(contents);
     return stamp;
 }
 

@@ -353,6 +353,7 @@ public:
                 out.file.size = claim->stamp.size;
                 out.file.ctimeNs = claim->stamp.ctimeNs;
                 out.file.inode = claim->stamp.inode;
+                out.file.asciiOnly = claim->stamp.asciiOnly;
                 out.priority = state.path == command_.file ? 0 : uint32_t(rank_ + 1);
                 state.out = &extracted;
             }
@@ -1297,6 +1298,7 @@ public:
                     // and no mtime, so that the next run hashes the file again.
                     record.contentHash = seen;
                     record.mtimeNs = 0;
+                    record.asciiOnly = false;
                 }
                 sortAndMerge(extracted.file);
                 tu.files.push_back(std::move(extracted.file));

@@ -22,6 +22,7 @@ struct FileStamp {
     uint64_t size = 0;
     int64_t ctimeNs = 0;
     uint64_t inode = 0;
+    bool asciiOnly = false; ///< the hashed contents hold no byte >= 0x80 (FileRecord::asciiOnly)
     /// Same mtime, size, ctime and inode: the contents need not be hashed again.
     bool sameStat(const FileStamp& other) const {
         return mtimeNs == other.mtimeNs && size == other.size && ctimeNs == other.ctimeNs &&

@@ -124,6 +124,7 @@ std::string encodeClaimAnswer(const std::optional<FileStamp>& stamp) {
         w.varint(stamp->size);
         w.svarint(stamp->ctimeNs);
         w.varint(stamp->inode);
+        w.byte(stamp->asciiOnly ? 1 : 0);
     }
     return out;
 }
@@ -139,6 +140,7 @@ std::optional<std::optional<FileStamp>> decodeClaimAnswer(std::string_view bytes
         stamp->size = r.varint();
         stamp->ctimeNs = r.svarint();
         stamp->inode = r.varint();
+        stamp->asciiOnly = r.byte() == 1;
     }
     if (r.failed() || !r.atEnd() || granted > 1)
         return std::nullopt;

@@ -1,5 +1,7 @@
 #include "store/encoding.h"
 
+#include <cstring>
+
 namespace symdex {
 
 void Writer::varint(uint64_t v) {
@@ -96,6 +98,20 @@ uint64_t hash64(std::string_view data) {
     h *= 0x94d049bb133111ebULL;
     h ^= h >> 31;
     return h;
+}
+
+bool isAscii(std::string_view data) {
+    constexpr uint64_t kHighBits = 0x8080808080808080ull;
+    uint64_t high = 0;
+    size_t i = 0;
+    for (; i + 8 <= data.size(); i += 8) {
+        uint64_t word;
+        std::memcpy(&word, data.data() + i, 8);
+        high |= word;
+    }
+    for (; i < data.size(); ++i)
+        high |= uint8_t(data[i]);
+    return !(high & kHighBits);
 }
 
 } // namespace symdex

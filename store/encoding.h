@@ -69,4 +69,7 @@ uint64_t readBigEndian(std::string_view in, int width);
 /// platforms: it is persisted in the store, so changing it changes the store format.
 uint64_t hash64(std::string_view data);
 
+/// Whether `data` holds no byte >= 0x80 (tested eight bytes at a time).
+bool isAscii(std::string_view data);
+
 } // namespace symdex

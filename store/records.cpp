@@ -202,6 +202,7 @@ std::string encodeFileRecord(const FileRecord& f) {
     w.varint(f.errorCount);
     w.varint(f.warningCount);
     w.string(f.firstError);
+    w.byte(f.asciiOnly ? 1 : 0);
     return out;
 }
 
@@ -220,7 +221,9 @@ std::optional<FileRecord> decodeFileRecord(std::string_view bytes) {
     f.errorCount = uint32_t(r.varint());
     f.warningCount = uint32_t(r.varint());
     f.firstError = r.string();
-    if (r.failed() || !r.atEnd())
+    const uint8_t ascii = r.byte();
+    f.asciiOnly = ascii == 1;
+    if (r.failed() || !r.atEnd() || ascii > 1)
         return std::nullopt;
     return f;
 }

@@ -11,7 +11,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 19;
+inline constexpr uint32_t kStoreFormatVersion = 20;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,
@@ -164,6 +164,10 @@ struct FileRecord {
     uint32_t errorCount = 0;
     uint32_t warningCount = 0;
     std::string firstError; ///< "path:line:col: message" of the first error, if any
+    /// The indexed contents hold no byte >= 0x80, so a byte column is also a UTF-16 column:
+    /// the daemon answers in UTF-16 without reading a file whose stat fields are still these
+    /// (false: not known to, or a non-ASCII byte).
+    bool asciiOnly = false;
     friend bool operator==(const FileRecord&, const FileRecord&) = default;
 };
 

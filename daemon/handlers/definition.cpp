@@ -36,7 +36,7 @@ std::optional<QJsonObject> namespaceStart(const StoreSnapshot& snapshot, const C
 /// so, and answers one: the first by path and position here).
 QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(const SymbolHit&),
                   bool toggle) {
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)

@@ -25,7 +25,7 @@ int highlightKind(uint16_t roles) {
 } // namespace
 
 QJsonValue handleDocumentHighlight(RequestContext& ctx, const QJsonValue& params) {
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)

@@ -44,7 +44,7 @@ QJsonValue handleDocumentSymbol(RequestContext& ctx, const QJsonValue& params) {
     std::optional<std::vector<Symbol>> symbols = documentSnapshot(ctx, params).fileSymbols(path);
     if (!symbols)
         return QJsonArray{};
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     return documentSymbols(buildOutline(std::move(*symbols)), path, mapper);
 }
 

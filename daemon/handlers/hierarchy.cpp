@@ -83,7 +83,7 @@ Start typesOf(const StoreSnapshot& snapshot, uint64_t usr, SymbolHit hit) {
 /// one item; `[]` when it has none; null when nothing is under the cursor.
 QJsonValue prepare(RequestContext& ctx, const QJsonValue& params,
                    Start (*startOf)(const StoreSnapshot&, uint64_t, SymbolHit), bool leftRetry) {
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     auto startAt = [&](const CursorQuery& at) -> Start {
@@ -119,7 +119,7 @@ uint64_t itemUsr(const QJsonValue& params) {
 /// the function asked about).
 QJsonValue calls(RequestContext& ctx, const QJsonValue& params, Relation relation) {
     const uint64_t usr = itemUsr(params);
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = ctx.server.store.snapshot();
     // The name each site spells: the function asked about (incoming) or the callee (outgoing).
     const std::optional<std::string> asked = symbolName(snapshot, usr);
@@ -143,7 +143,7 @@ QJsonValue calls(RequestContext& ctx, const QJsonValue& params, Relation relatio
 
 QJsonValue types(RequestContext& ctx, const QJsonValue& params, Relation relation) {
     const uint64_t usr = itemUsr(params);
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = ctx.server.store.snapshot();
     QJsonArray out;
     for (const Related& r : snapshot.related(usr, relation))
@@ -182,7 +182,7 @@ QJsonValue handleSubtypes(RequestContext& ctx, const QJsonValue& params) {
 /// the classes derived from it; one level, each at its definition, else its first declaration
 /// (as clangd). Location[]; null when nothing is under the cursor.
 QJsonValue handleImplementation(RequestContext& ctx, const QJsonValue& params) {
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)

@@ -9,7 +9,7 @@
 namespace symdex::daemon {
 
 QJsonValue handleHover(RequestContext& ctx, const QJsonValue& params) {
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)

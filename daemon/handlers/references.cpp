@@ -17,7 +17,7 @@ QByteArray handleReferences(RequestContext& ctx, const QJsonValue& params) {
     if (p.contains("context"))
         includeDeclaration =
             optionalBool(requireObject(p, "context", ""), "includeDeclaration", "context", false);
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)

@@ -26,7 +26,7 @@ QByteArray handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params) 
     const QJsonObject p = paramsObject(params);
     const QString query = requireString(p, "query", "");
     const uint32_t limit = p.contains("limit") ? requireUInt(p, "limit", "", 10000) : kDefaultLimit;
-    PositionMapper mapper(ctx.encoding);
+    PositionMapper mapper(ctx.encoding, &ctx.server.store);
     protocol::JsonWriter out;
     out.beginArray();
     for (const NameMatch& m : ctx.server.store.findSymbols(query.toStdString(), limit)) {

@@ -457,6 +457,31 @@ TEST_CASE("a TU's main file another TU includes is extracted by its own TU, in a
     CHECK(dumps["workers"] == dumps["in-process"]);
 }
 
+TEST_CASE("each file's record says whether its indexed bytes are all ASCII, from a worker too",
+          "[index]") {
+    for (Isolation isolation : {Isolation::InProcess, Isolation::Process}) {
+        INFO((isolation == Isolation::Process ? "workers" : "in-process"));
+        GoldenTree tree;
+        appendTo(tree.path("src/util.cpp"), "// caf\xC3\xA9\n");
+        std::string error;
+        auto db = loadCompileDatabase(tree.dir.path().string(), &error);
+        REQUIRE(db);
+        IndexOptions options;
+        options.isolation = isolation;
+        Indexer indexer(*tree.store, options);
+        indexer.run(*db);
+        CHECK_FALSE(tree.store->file(tree.path("src/util.cpp")).value().asciiOnly);
+        CHECK(tree.store->file(tree.path("src/circle.cpp")).value().asciiOnly);
+        CHECK(tree.store->file(tree.path("include/shapes.h")).value().asciiOnly);
+
+        // The high byte removed: the TU re-parses and the record follows.
+        const std::string text = test::readFile(tree.path("src/util.cpp"));
+        test::writeFile(tree.path("src/util.cpp"), text.substr(0, text.size() - 3) + "e\n");
+        Indexer(*tree.store, options).run(*db);
+        CHECK(tree.store->file(tree.path("src/util.cpp")).value().asciiOnly);
+    }
+}
+
 TEST_CASE("every thread count gives the same store, with and without body skipping", "[index]") {
     GoldenTree reference;
     reference.index(1, SessionMode::None);

@@ -9,6 +9,7 @@
 #include "protocol/jsonrpc.h"
 #include "protocol/store_json.h"
 #include "store/encoding.h"
+#include "store/symbol_store.h"
 #include "test_util.h"
 
 #include <QJsonArray>
@@ -445,6 +446,50 @@ TEST_CASE("URIs and locations: written as text, as QUrl and QJsonObject write th
             INFO(size << " " << at);
             CHECK_FALSE(isAsciiFile(file));
         }
+}
+
+TEST_CASE("isAsciiFile: a file the index saw as ASCII, unchanged since, is not read again",
+          "[protocol]") {
+    test::TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    std::unique_ptr<SymbolStore> store = SymbolStore::open(options);
+    // Each file holds a high byte, so that an answer of ASCII shows the index was trusted and
+    // the file not read; each is asked once (the answers are cached by path, mtime and size).
+    auto record = [&](const std::string& name, bool ascii, int64_t ctimeShift) {
+        const std::string path = (dir.path() / name).string();
+        std::ofstream(path) << "int caf\xC3\xA9 = 1;\n";
+        struct stat st;
+        REQUIRE(::stat(path.c_str(), &st) == 0);
+        IndexedTu tu;
+        tu.mainFile = path;
+        tu.record.commandHash = 1;
+        tu.includedFiles = {path};
+        IndexedFile& file = tu.files.emplace_back();
+        file.file.path = path;
+        file.file.contentHash = 7;
+        file.file.mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+        file.file.size = uint64_t(st.st_size);
+        file.file.ctimeNs =
+            int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec + ctimeShift;
+        file.file.inode = uint64_t(st.st_ino);
+        file.file.asciiOnly = ascii;
+        store->publish(std::move(tu));
+        store->flush();
+        return path;
+    };
+    CHECK(isAsciiFile(record("trusted.cc", true, 0), store.get()));
+    CHECK_FALSE(isAsciiFile(record("no-index.cc", true, 0)));
+    CHECK_FALSE(isAsciiFile(record("not-ascii.cc", false, 0), store.get()));
+    CHECK_FALSE(isAsciiFile(record("changed.cc", true, 1), store.get())); // another ctime: read
+
+    // The mapper of a request asks the index too: byte 9 is character 9 in a trusted file.
+    const std::string trusted = record("mapped.cc", true, 0);
+    PositionMapper mapper(PositionEncoding::Utf16, store.get());
+    CHECK(mapper.location(trusted, {1, 10}, 1)["range"]
+              .toObject()["start"]
+              .toObject()["character"]
+              .toInt() == 9);
 }
 
 TEST_CASE("URIs: file URIs to paths and back, percent-encoding included", "[protocol]") {

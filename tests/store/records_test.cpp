@@ -88,6 +88,11 @@ TEST_CASE("records round-trip", "[records]") {
     f.warningCount = 70000;
     f.firstError = "/src/a b.cc:2:30: error: use of undeclared identifier 'x'";
     CHECK(decodeFileRecord(encodeFileRecord(f)) == f);
+    f.asciiOnly = true;
+    CHECK(decodeFileRecord(encodeFileRecord(f)) == f);
+    std::string badFlag = encodeFileRecord(f);
+    badFlag.back() = 2;
+    CHECK_FALSE(decodeFileRecord(badFlag));
 
     TuRecord tu;
     tu.commandHash = 42;
