@@ -125,12 +125,12 @@ bool parseRows(std::string_view plain, std::vector<RefRow>& out) {
 } // namespace
 
 bool appendRefs(const std::vector<RefRow>& rows, const UsrTable& table, std::vector<Reference>& out,
-                std::optional<uint32_t> only) {
+                std::optional<uint32_t> only, uint32_t firstLine, uint32_t lastLine) {
     const size_t size = table.size();
     for (const RefRow& row : rows) {
         if (row.target >= table.targets() || row.container > size)
             return false;
-        if (only && row.target != *only)
+        if ((only && row.target != *only) || row.line < firstLine || row.line > lastLine)
             continue;
         Reference ref;
         ref.usrHash = table.at(row.target);

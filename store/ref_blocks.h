@@ -70,9 +70,11 @@ struct RefRow {
 /// The rows of one block; nullopt if it is malformed.
 std::optional<std::vector<RefRow>> decodeRefBlockRows(std::string_view block);
 /// Appends the references of `rows` to `out`, their indexes resolved in `table`; false if one
-/// lies outside it. With `only`, keeps only the references to that table index.
+/// lies outside it. With `only`, keeps only the references to that table index; and only those
+/// on lines [firstLine, lastLine].
 bool appendRefs(const std::vector<RefRow>& rows, const UsrTable& table, std::vector<Reference>& out,
-                std::optional<uint32_t> only = std::nullopt);
+                std::optional<uint32_t> only = std::nullopt, uint32_t firstLine = 0,
+                uint32_t lastLine = UINT32_MAX);
 
 /// Appends the references of one block to `out`; false if the block is malformed or names an
 /// index outside `table`. With `only`, keeps only the references to that table index.

@@ -110,15 +110,6 @@ lmdb::Env openEnv(const StoreOptions& options) {
                            flags | MDB_NOLOCK);
 }
 
-/// The rows of `rows` whose location is on lines [first, last].
-template <typename Row>
-std::vector<Row> onLines(std::vector<Row> rows, uint32_t first, uint32_t last) {
-    std::erase_if(rows, [&](const Row& row) {
-        return row.location.line < first || row.location.line > last;
-    });
-    return rows;
-}
-
 /// Reads rows of one snapshot, caching file paths by id.
 class SnapshotReader {
 public:
@@ -233,9 +224,28 @@ public:
             return std::nullopt;
         std::vector<Symbol> symbols;
         const uint32_t lo = firstBlockReaching(id, s_.symbols, first, symbolBlockFirstLine, path);
-        fileSymbolRows(id, lo == 0 ? 0 : lo - 1, symbols,
-                       [&] { return symbols.empty() || symbols.back().location.line <= last; });
-        return onLines(std::move(symbols), first, last);
+        // Rows are in source order: each row's line is read first, and only the rows on the
+        // lines decoded (a definition's cursor line holds one or two of a block's 16).
+        forEachBlock(
+            id, s_.symbols, lo == 0 ? 0 : lo - 1, [&](uint32_t number, std::string_view bytes) {
+                const std::shared_ptr<const SymbolBlock> block = symbolBlock(id, number, bytes);
+                uint32_t line = 0;
+                for (size_t i = 0; i < block->size(); ++i) {
+                    const std::optional<uint32_t> at = encodedSymbolLine(block->row(i));
+                    if (at && (*at < first || *at > last)) {
+                        line = *at;
+                        continue;
+                    }
+                    std::optional<Symbol> symbol = decodeSymbol(block->row(i));
+                    line = symbol ? symbol->location.line : 0;
+                    if (!symbol)
+                        throw damagedStore(s_.options.directory,
+                                           "corrupt symbol record in '" + path + "'");
+                    symbols.push_back(std::move(*symbol));
+                }
+                return line <= last;
+            });
+        return symbols;
     }
 
     /// The USR table of file `id`'s references; nullopt if it has none.
@@ -328,10 +338,16 @@ public:
         if (!table)
             return out;
         const uint32_t lo = firstBlockReaching(id, s_.refs, first, refBlockFirstLine, path);
-        std::vector<Reference> refs;
-        fileRefs(id, *table, lo == 0 ? 0 : lo - 1, std::nullopt, refs,
-                 [&] { return refs.empty() || refs.back().location.line <= last; });
-        return onLines(std::move(refs), first, last);
+        // Only the rows on the lines are resolved (a block holds 128).
+        forEachBlock(
+            id, s_.refs, lo == 0 ? 0 : lo - 1, [&](uint32_t number, std::string_view bytes) {
+                const std::shared_ptr<const std::vector<RefRow>> rows = refBlock(id, number, bytes);
+                if (!appendRefs(*rows, *table, out, std::nullopt, first, last))
+                    throw damagedStore(s_.options.directory,
+                                       "corrupt reference block in '" + path + "'");
+                return rows->empty() || rows->back().line <= last;
+            });
+        return out;
     }
 
     /// The `usrs` entries of a USR: its declarations and the files whose references name it.

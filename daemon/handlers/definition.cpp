@@ -16,17 +16,34 @@ bool isDeclaration(const SymbolHit& h) {
     return !h.symbol.isDefinition();
 }
 
+/// An answer of locations, written as JSON text (QJsonObjects were a tenth of the work).
+class Locations {
+public:
+    explicit Locations(PositionMapper& mapper) : mapper_(mapper) { out_.beginArray(); }
+    void add(const std::string& path, Position at, uint32_t byteLength) {
+        mapper_.writeLocation(out_, path, at, byteLength);
+    }
+    QByteArray take() {
+        out_.endArray();
+        return out_.take();
+    }
+
+private:
+    PositionMapper& mapper_;
+    protocol::JsonWriter out_;
+};
+
 /// A namespace opens in many files; as clangd, the one its TU opened first (clang's canonical
 /// declaration), when the document is a TU's main file, which recorded it. Found without
 /// reading the namespace's declarations (`std` has 155 in LevelDB's store).
-std::optional<QJsonObject> namespaceStart(const StoreSnapshot& snapshot, const CursorQuery& query,
-                                          PositionMapper& mapper) {
+std::optional<TuRecord::NamespaceStart> namespaceStart(const StoreSnapshot& snapshot,
+                                                       const CursorQuery& query) {
     const std::optional<TuRecord> tu = snapshot.tu(query.path);
     if (!tu)
         return std::nullopt;
     for (const TuRecord::NamespaceStart& start : tu->namespaceStarts)
         if (start.usrHash == query.target->usrHash)
-            return mapper.location(start.path, start.location, query.target->length);
+            return start;
     return std::nullopt;
 }
 
@@ -34,16 +51,19 @@ std::optional<QJsonObject> namespaceStart(const StoreSnapshot& snapshot, const C
 /// selects none (a symbol declared only, or defined only). With `toggle`, a cursor on a
 /// definition's own name asks for the declarations instead (clangd's go-to-definition toggles
 /// so, and answers one: the first by path and position here).
-QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(const SymbolHit&),
+QByteArray locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(const SymbolHit&),
                   bool toggle) {
     PositionMapper mapper(ctx.encoding, &ctx.server.store);
     const StoreSnapshot snapshot = documentSnapshot(ctx, params);
     const CursorQuery query = cursorQuery(ctx, params, mapper, snapshot);
     if (!query.target)
-        return QJsonValue::Null;
+        return "null";
     ctx.checkCancelled();
-    if (std::optional<QJsonObject> start = namespaceStart(snapshot, query, mapper))
-        return QJsonArray{*start};
+    Locations out(mapper);
+    if (std::optional<TuRecord::NamespaceStart> start = namespaceStart(snapshot, query)) {
+        out.add(start->path, start->location, query.target->length);
+        return out.take();
+    }
     const std::vector<SymbolHit> hits = snapshot.occurrences(query.target->usrHash);
     const bool onDefinition = toggle && query.target->isDeclaration &&
                               std::any_of(hits.begin(), hits.end(), [&](const SymbolHit& hit) {
@@ -54,11 +74,15 @@ QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(
         // A declaration this TU can see: in this file or a header, not in another TU's main file
         // (LevelDB's db/filename.cc declares WriteStringToFileSync, which util/env.cc defines).
         // None: the definition itself, as clangd answers.
-        for (const SymbolHit& hit : hits)
-            if (!hit.symbol.isDefinition() && (hit.path == query.path || !snapshot.tu(hit.path)))
-                return QJsonArray{mapper.location(hit.path, hit.symbol.location,
-                                                  uint32_t(hit.symbol.name.size()))};
-        return QJsonArray{mapper.location(query.path, query.target->start, query.target->length)};
+        auto declaration = std::find_if(hits.begin(), hits.end(), [&](const SymbolHit& hit) {
+            return !hit.symbol.isDefinition() && (hit.path == query.path || !snapshot.tu(hit.path));
+        });
+        if (declaration != hits.end())
+            out.add(declaration->path, declaration->symbol.location,
+                    uint32_t(declaration->symbol.name.size()));
+        else
+            out.add(query.path, query.target->start, query.target->length);
+        return out.take();
     }
     const bool any = std::any_of(hits.begin(), hits.end(), wanted);
     auto selected = [&](const SymbolHit& hit) { return !any || wanted(hit); };
@@ -67,21 +91,19 @@ QJsonValue locate(RequestContext& ctx, const QJsonValue& params, bool (*wanted)(
     const bool here = std::any_of(hits.begin(), hits.end(), [&](const SymbolHit& hit) {
         return selected(hit) && hit.path == query.path;
     });
-    QJsonArray out;
     for (const SymbolHit& hit : hits)
         if (selected(hit) && (!here || hit.path == query.path))
-            out.append(
-                mapper.location(hit.path, hit.symbol.location, uint32_t(hit.symbol.name.size())));
-    return out;
+            out.add(hit.path, hit.symbol.location, uint32_t(hit.symbol.name.size()));
+    return out.take();
 }
 
 } // namespace
 
-QJsonValue handleDefinition(RequestContext& ctx, const QJsonValue& params) {
+QByteArray handleDefinition(RequestContext& ctx, const QJsonValue& params) {
     return locate(ctx, params, isDefinition, /*toggle=*/true);
 }
 
-QJsonValue handleDeclaration(RequestContext& ctx, const QJsonValue& params) {
+QByteArray handleDeclaration(RequestContext& ctx, const QJsonValue& params) {
     return locate(ctx, params, isDeclaration, /*toggle=*/false);
 }
 

@@ -73,8 +73,8 @@ const MethodSpec* findMethod(const QString& name);
 
 // --- The handlers (handlers/*.cpp) -----------------------------------------------------------
 
-QJsonValue handleDefinition(RequestContext& ctx, const QJsonValue& params);
-QJsonValue handleDeclaration(RequestContext& ctx, const QJsonValue& params);
+QByteArray handleDefinition(RequestContext& ctx, const QJsonValue& params);
+QByteArray handleDeclaration(RequestContext& ctx, const QJsonValue& params);
 QByteArray handleReferences(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleDocumentHighlight(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleDocumentSymbol(RequestContext& ctx, const QJsonValue& params);

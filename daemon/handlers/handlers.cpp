@@ -8,8 +8,8 @@ namespace symdex::daemon {
 namespace {
 
 const MethodSpec kMethods[] = {
-    {"textDocument/definition", handleDefinition, true},
-    {"textDocument/declaration", handleDeclaration, true},
+    {"textDocument/definition", nullptr, true, handleDefinition},
+    {"textDocument/declaration", nullptr, true, handleDeclaration},
     {"textDocument/references", nullptr, true, handleReferences},
     {"textDocument/documentHighlight", handleDocumentHighlight, true},
     {"textDocument/documentSymbol", handleDocumentSymbol, true},
