@@ -263,34 +263,18 @@ std::optional<size_t> postingChunkSize(std::string_view bytes) {
 }
 
 bool decodePostingChunk(std::string_view bytes, std::vector<Posting>& postings) {
-    Reader r(bytes);
-    const uint64_t count = r.varint();
-    if (r.failed() || count == 0 || count > bytes.size())
+    PostingChunkReader reader;
+    if (!reader.start(bytes))
         return false;
     postings.clear();
-    postings.reserve(count);
-    uint64_t length = r.varint(), id = r.varint();
-    for (uint64_t i = 0;; ++i) {
-        if (r.failed() || length > 0xffff || id > UINT32_MAX)
+    postings.reserve(reader.left());
+    Posting posting;
+    while (!reader.done()) {
+        if (!reader.next(posting))
             return false;
-        postings.push_back({uint32_t(length), uint32_t(id)});
-        if (i + 1 == count)
-            break;
-        const uint64_t step = r.varint();
-        if (step & 1) {
-            const uint64_t delta = step >> 1; // checked before the sum, which could wrap
-            if (delta == 0 || delta > 0xffff)
-                return false;
-            length += delta;
-            id = r.varint();
-        } else {
-            const uint64_t delta = (step >> 1) + 1;
-            if (delta > UINT32_MAX)
-                return false;
-            id += delta;
-        }
+        postings.push_back(posting);
     }
-    return r.atEnd();
+    return true;
 }
 
 } // namespace symdex

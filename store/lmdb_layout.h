@@ -30,6 +30,8 @@
 // index entry it had before writing the new ones, in the same transaction.
 #pragma once
 
+#include "store/encoding.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -142,8 +144,64 @@ Posting postingKeyFirst(std::string_view key);
 std::string encodePostingChunk(const std::vector<Posting>& postings);
 /// False if `bytes` is not a chunk.
 bool decodePostingChunk(std::string_view bytes, std::vector<Posting>& postings);
+/// A chunk read a posting at a time: a skip into it decodes up to its target, not the whole
+/// chunk (decodePostingChunk() reads through one).
+class PostingChunkReader {
+public:
+    /// Starts on the chunk `bytes`; false if its count is malformed.
+    bool start(std::string_view bytes);
+    /// Whether every posting of the chunk was read (or none was started).
+    bool done() const { return left_ == 0; }
+    /// How many postings are left to read.
+    size_t left() const { return size_t(left_); }
+    /// The next posting; false if the chunk is malformed there. Only while !done().
+    bool next(Posting& posting);
+
+private:
+    Reader reader_{{}};
+    uint64_t left_ = 0, length_ = 0, id_ = 0;
+    bool first_ = true;
+};
 /// How many postings a chunk holds, reading only its count; nullopt if malformed.
 std::optional<size_t> postingChunkSize(std::string_view bytes);
+
+inline bool PostingChunkReader::start(std::string_view bytes) {
+    reader_ = Reader(bytes);
+    const uint64_t count = reader_.varint();
+    first_ = true;
+    left_ = 0;
+    if (reader_.failed() || count == 0 || count > bytes.size())
+        return false;
+    left_ = count;
+    return true;
+}
+
+inline bool PostingChunkReader::next(Posting& posting) {
+    if (first_) {
+        first_ = false;
+        length_ = reader_.varint();
+        id_ = reader_.varint();
+    } else {
+        const uint64_t step = reader_.varint();
+        if (step & 1) {
+            const uint64_t delta = step >> 1; // checked before the sum, which could wrap
+            if (delta == 0 || delta > 0xffff)
+                return false;
+            length_ += delta;
+            id_ = reader_.varint();
+        } else {
+            const uint64_t delta = (step >> 1) + 1;
+            if (delta > UINT32_MAX)
+                return false;
+            id_ += delta;
+        }
+    }
+    if (reader_.failed() || length_ > 0xffff || id_ > UINT32_MAX ||
+        (--left_ == 0 && !reader_.atEnd()))
+        return false;
+    posting = {uint32_t(length_), uint32_t(id_)};
+    return true;
+}
 
 inline constexpr char kDeclTag = 'D';
 inline constexpr char kRefTag = 'R';

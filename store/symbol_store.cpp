@@ -911,49 +911,48 @@ public:
         }
         bool next(uint32_t& length, uint32_t& id) override {
             if (!first_.empty()) {
-                decode(first_);
+                begin(first_);
                 first_ = {};
             }
-            if (at_ == chunk_.size()) {
-                std::string_view k, v;
-                if (!cursor_.get(MDB_NEXT, k, v) || !k.starts_with(prefix_) || !decode(v))
-                    return false;
-            }
-            length = chunk_[at_].length;
-            id = chunk_[at_].id;
-            ++at_;
-            return true;
+            if (reader_.done() && !toNextChunk())
+                return false;
+            return take(length, id);
         }
-        /// Chunks wholly before the target are passed over by a seek, not decoded: an
-        /// intersection with a rare stream reads a few chunks of a common token, not all.
+        /// A chunk is read only as far as the target when the target is in it (the next
+        /// chunk's key, its first posting, says so); chunks wholly before the target are passed
+        /// over by a seek, not decoded: an intersection with a rare stream reads a few chunks of
+        /// a common token, and of each only the postings up to the ones it asks for.
         bool skipTo(uint32_t& length, uint32_t& id) override {
             const Posting target{length, id};
-            if (first_.empty() && at_ < chunk_.size() && !(chunk_.back() < target))
-                return takeFrom(target, length, id); // in the chunk at hand
-            first_ = {};
+            if (!first_.empty()) {
+                begin(first_);
+                first_ = {};
+            }
+            if (!(nextFirst() <= target)) // in the chunk at hand, or the next one's first
+                return readTo(target, length, id);
             const std::string seek = postingKey(token_, target);
             std::string_view k = seek, v;
             const bool landed = cursor_.seek(MDB_SET_RANGE, k, v);
+            ahead_ = false;
             if (!landed || k != seek) {
                 // The chunk before the one landed on (or the last) may hold the target.
                 std::string_view pk, pv;
                 const bool before =
                     landed ? cursor_.get(MDB_PREV, pk, pv) : cursor_.get(MDB_LAST, pk, pv);
                 if (before && pk.starts_with(prefix_)) {
-                    decode(pv);
-                    if (!(chunk_.back() < target))
-                        return takeFrom(target, length, id);
+                    begin(pv);
+                    return readTo(target, length, id); // goes on to the next chunk if need be
                 }
                 if (!landed)
                     return false; // no chunk after it
                 k = seek;         // back to the chunk landed on: the first past the target
-                if (!(before ? cursor_.get(MDB_NEXT, k, v) : cursor_.seek(MDB_SET_RANGE, k, v)))
+                if (!cursor_.seek(MDB_SET_RANGE, k, v))
                     return false;
             }
             if (!k.starts_with(prefix_))
                 return false;
-            decode(v);
-            return takeFrom(target, length, id);
+            begin(v);
+            return take(length, id);
         }
         size_t size() override {
             if (!size_)
@@ -962,20 +961,50 @@ public:
         }
 
     private:
-        bool decode(std::string_view v) {
-            if (!decodePostingChunk(v, chunk_))
+        /// Starts reading the chunk `v`, the one the cursor is on.
+        void begin(std::string_view v) {
+            if (!reader_.start(v))
                 throw damaged();
-            at_ = 0;
+            ahead_ = false;
+        }
+        /// The next posting of the chunk at hand, which is not done.
+        bool take(uint32_t& length, uint32_t& id) {
+            Posting posting;
+            if (!reader_.next(posting))
+                throw damaged();
+            length = posting.length;
+            id = posting.id;
             return true;
         }
-        /// The first posting of the decoded chunk from at_ on not before `target`, which the
-        /// chunk's last posting is not before.
-        bool takeFrom(const Posting& target, uint32_t& length, uint32_t& id) {
-            at_ = size_t(std::lower_bound(chunk_.begin() + ptrdiff_t(at_), chunk_.end(), target) -
-                         chunk_.begin());
-            length = chunk_[at_].length;
-            id = chunk_[at_].id;
-            ++at_;
+        /// The first posting not before `target` from the one at hand on, which the next
+        /// chunk's first posting is past (or there is no next chunk).
+        bool readTo(const Posting& target, uint32_t& length, uint32_t& id) {
+            for (;;) {
+                if (reader_.done() && !toNextChunk())
+                    return false;
+                take(length, id);
+                if (!(Posting{length, id} < target))
+                    return true;
+            }
+        }
+        /// The next chunk's first posting, from its key; the largest posting if there is none.
+        /// Leaves the cursor on the next chunk (ahead_), which toNextChunk() then starts.
+        Posting nextFirst() {
+            if (!ahead_) {
+                std::string_view k;
+                hasNext_ = cursor_.get(MDB_NEXT, k, next_) && k.starts_with(prefix_);
+                if (hasNext_)
+                    nextFirstPosting_ = postingKeyFirst(k);
+                ahead_ = true;
+            }
+            return hasNext_ ? nextFirstPosting_ : Posting{UINT32_MAX, UINT32_MAX};
+        }
+        /// Starts the next chunk of the token; false if there is none.
+        bool toNextChunk() {
+            nextFirst();
+            if (!hasNext_)
+                return false;
+            begin(next_);
             return true;
         }
         StoreError damaged() const {
@@ -984,9 +1013,13 @@ public:
         LmdbView& view_;
         lmdb::Cursor cursor_;
         std::string token_, prefix_;
-        std::string_view first_; ///< the first chunk until next() decodes it
-        std::vector<Posting> chunk_;
-        size_t at_ = 0;
+        std::string_view first_; ///< the first chunk until next() starts it
+        PostingChunkReader reader_;
+        /// The cursor is on the chunk after the one read (next_, hasNext_, nextFirstPosting_).
+        bool ahead_ = false;
+        bool hasNext_ = false;
+        std::string_view next_;
+        Posting nextFirstPosting_;
         std::optional<size_t> size_;
     };
 
