@@ -232,12 +232,10 @@ public:
                 uint32_t line = 0;
                 for (size_t i = 0; i < block->size(); ++i) {
                     const std::optional<uint32_t> at = encodedSymbolLine(block->row(i));
-                    if (at && (*at < first || *at > last)) {
-                        line = *at;
+                    line = at.value_or(0);
+                    if (at && (*at < first || *at > last))
                         continue;
-                    }
-                    std::optional<Symbol> symbol = decodeSymbol(block->row(i));
-                    line = symbol ? symbol->location.line : 0;
+                    std::optional<Symbol> symbol = decodeSymbol(block->row(i)); // fails if !at
                     if (!symbol)
                         throw damagedStore(s_.options.directory,
                                            "corrupt symbol record in '" + path + "'");
