@@ -1097,32 +1097,44 @@ public:
     }
 
     bool hasPosting(std::string_view token, uint32_t length, uint32_t id) override {
+        const Posting target{length, id};
+        // A search asks a few tokens in turn about names in increasing order: mostly inside
+        // the chunks it asked last, one per token, answered without a seek.
+        for (AskedChunk& chunk : askedChunks_)
+            if (chunk.covers(token, target))
+                return holds(chunk, target);
         if (!postingsCursor_)
             postingsCursor_.emplace(txn(), s_.postings);
-        const Posting posting{length, id};
-        const std::string seek = postingKey(token, posting);
+        const auto ofToken = [&](std::string_view key) {
+            return key.size() > token.size() && key.starts_with(token) && key[token.size()] == 0;
+        };
+        const std::string seek = postingKey(token, target);
         std::string_view k = seek, v;
+        std::optional<Posting> next; // the first posting of the token's chunk after k's
         const bool landed = postingsCursor_->seek(MDB_SET_RANGE, k, v);
-        if (landed && k == seek)
-            return true;
-        if (!(landed ? postingsCursor_->get(MDB_PREV, k, v)
-                     : postingsCursor_->get(MDB_LAST, k, v)) ||
-            !k.starts_with(postingPrefix(token)))
-            return false;
-        // A search asks a few tokens in turn about names in increasing order: mostly the same
-        // chunks again, one per token.
-        DecodedChunk* chunk = nullptr;
-        for (DecodedChunk& c : askedChunks_)
-            if (c.key == k)
-                chunk = &c;
-        if (!chunk) {
-            chunk = &askedChunks_[nextAskedChunk_++ % askedChunks_.size()];
-            chunk->key.clear();
-            if (!decodePostingChunk(v, chunk->postings))
-                throw damagedStore(s_.options.directory, "corrupt postings chunk");
-            chunk->key.assign(k);
+        if (landed && k == seek) {
+            std::string_view nk, nv;
+            if (postingsCursor_->get(MDB_NEXT, nk, nv) && ofToken(nk))
+                next = postingKeyFirst(nk);
+        } else {
+            // The chunk before the one landed on (or the last) is the one that may hold it.
+            if (landed && ofToken(k))
+                next = postingKeyFirst(k);
+            if (!(landed ? postingsCursor_->get(MDB_PREV, k, v)
+                         : postingsCursor_->get(MDB_LAST, k, v)) ||
+                !ofToken(k))
+                return false;
         }
-        return std::binary_search(chunk->postings.begin(), chunk->postings.end(), posting);
+        AskedChunk& chunk = askedChunks_[nextAskedChunk_++ % askedChunks_.size()];
+        chunk.token.assign(token);
+        chunk.first = postingKeyFirst(k);
+        chunk.next = next;
+        chunk.read.clear();
+        if (!chunk.reader.start(v)) {
+            chunk.token.clear();
+            throw damagedStore(s_.options.directory, "corrupt postings chunk");
+        }
+        return holds(chunk, target);
     }
 
     std::optional<std::string> indexedName(uint32_t id) override {
@@ -1369,13 +1381,37 @@ private:
     std::optional<lmdb::Cursor> postingsCursor_; ///< hasPosting()'s, opened on first use
     std::optional<lmdb::Cursor> tokensCursor_;   ///< forEachTokenStarting()'s
     std::vector<lmdb::Cursor> postingCursors_;   ///< postings()' cursors no stream holds now
-    /// hasPosting()'s last chunks, decoded, with their keys: as many as the tokens a search
-    /// asks about together (name_search.cpp's Asked, at most 4), and a few more.
-    struct DecodedChunk {
-        std::string key;
-        std::vector<Posting> postings;
+    /// hasPosting()'s last chunks: as many as the tokens a search asks about together
+    /// (name_search.cpp's Asked, at most 4), and a few more. Each is read as far as it was
+    /// asked; the next chunk's first posting bounds the names it can answer for.
+    struct AskedChunk {
+        std::string token; ///< empty: no chunk
+        Posting first;
+        std::optional<Posting> next; ///< none: the token's last chunk
+        PostingChunkReader reader;   ///< where reading stopped
+        std::vector<Posting> read;   ///< the postings read so far
+        bool covers(std::string_view t, const Posting& p) const {
+            return !token.empty() && token == t && first <= p && (!next || p < *next);
+        }
     };
-    std::array<DecodedChunk, 8> askedChunks_;
+    /// Whether `chunk`, which covers `target`, holds it: read on from where it stopped, no
+    /// further than the target.
+    bool holds(AskedChunk& chunk, const Posting& target) {
+        if (!chunk.read.empty() && target <= chunk.read.back())
+            return std::binary_search(chunk.read.begin(), chunk.read.end(), target);
+        Posting posting;
+        while (!chunk.reader.done()) {
+            if (!chunk.reader.next(posting)) {
+                chunk.token.clear();
+                throw damagedStore(s_.options.directory, "corrupt postings chunk");
+            }
+            chunk.read.push_back(posting);
+            if (target <= posting)
+                return posting == target;
+        }
+        return false;
+    }
+    std::array<AskedChunk, 8> askedChunks_;
     size_t nextAskedChunk_ = 0;
     std::vector<Posting> namesChunk_;                                 ///< namesOfTokensStarting()'s
     std::shared_ptr<const SymbolStore::Impl::Vocabulary> vocabulary_; ///< on first use

@@ -552,6 +552,50 @@ TEST_CASE("a search skips through tokens of many postings chunks to the names a 
         }
 }
 
+TEST_CASE("a rare word's names asked one by one whether they hold a common word, whose postings "
+          "span many chunks, find what checking every name finds",
+          "[store][names]") {
+    // 2,500 names hold "common", so its postings span about a dozen chunks; 59 names hold
+    // "zebra" as well, spread over those chunks by their lengths and ids. "zebra" is the rarer
+    // source by far (more than 32 times rarer): each of its names is asked whether it holds a
+    // "common..." word, the asks in increasing order across the chunks of "common".
+    const std::vector<std::string> words = {
+        "alpha", "beta",  "gamma", "delta", "eps",   "zeta",  "eta",   "theta", "iota", "kappa",
+        "lam",   "mu",    "nu",    "xi",    "omi",   "pi",    "rho",   "sigma", "tau",  "upsi",
+        "phi",   "chi",   "psi",   "omega", "one",   "two",   "three", "four",  "five", "six",
+        "seven", "eight", "nine",  "ten",   "red",   "green", "blue",  "cyan",  "gold", "grey",
+        "iron",  "jade",  "lime",  "navy",  "onyx",  "pink",  "ruby",  "sand",  "teal", "wine"};
+    auto capital = [](std::string w) {
+        w[0] = char(w[0] - 'a' + 'A');
+        return w;
+    };
+    std::vector<std::vector<Symbol>> files(5);
+    uint32_t n = 0;
+    for (const std::string& a : words)
+        for (const std::string& b : words) {
+            // as long as the names below, so that theirs fall in every chunk of "common"
+            const std::string name = "common" + capital(a) + capital(b) + capital(words[n % 50]);
+            files[n % 5].push_back(makeSymbol(name, n + 1, true));
+            if (++n % 42 == 0) {
+                const std::string rare = n % 4 ? "zebraCommon" + capital(a) + capital(b)
+                                               : "zebra_common_" + a + "_" + b;
+                files[n % 5].push_back(makeSymbol(rare, n + 10000, n % 3 != 0));
+            }
+        }
+    BothStores stores;
+    stores.publish(files);
+    CHECK(postingChunks(stores.options.directory, "Wcommon") >= 8);
+    CHECK(find(*stores.lmdb, "zebra", 5000).size() == 59);
+    for (const std::string query : {"ebracom", "bracommon", "racomm", "ebra_com", "bracommonalp",
+                                    "zebracom", "zebracommon", "zecom"})
+        for (size_t limit : {size_t(5), size_t(30), size_t(5000)}) {
+            INFO(query << " limit " << limit);
+            const Strings found = find(*stores.lmdb, query, limit);
+            CHECK(found == find(stores.memory, query, limit));
+            CHECK(!found.empty());
+        }
+}
+
 TEST_CASE("substrings and word starts across two words, where a few words end or start the "
           "first piece and many start the second, find what checking every name finds",
           "[store][names]") {
