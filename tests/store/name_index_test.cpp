@@ -560,11 +560,11 @@ TEST_CASE("a rare word's names asked one by one whether they hold a common word,
     // source by far (more than 32 times rarer): each of its names is asked whether it holds a
     // "common..." word, the asks in increasing order across the chunks of "common".
     const std::vector<std::string> words = {
-        "alpha", "beta",  "gamma", "delta", "eps",   "zeta",  "eta",   "theta", "iota", "kappa",
-        "lam",   "mu",    "nu",    "xi",    "omi",   "pi",    "rho",   "sigma", "tau",  "upsi",
-        "phi",   "chi",   "psi",   "omega", "one",   "two",   "three", "four",  "five", "six",
-        "seven", "eight", "nine",  "ten",   "red",   "green", "blue",  "cyan",  "gold", "grey",
-        "iron",  "jade",  "lime",  "navy",  "onyx",  "pink",  "ruby",  "sand",  "teal", "wine"};
+        "alpha", "beta",  "gamma", "delta", "eps",  "zeta",  "eta",   "theta", "iota", "kappa",
+        "lam",   "mu",    "nu",    "xi",    "omi",  "pi",    "rho",   "sigma", "tau",  "upsi",
+        "phi",   "chi",   "psi",   "omega", "one",  "two",   "three", "four",  "five", "six",
+        "seven", "eight", "nine",  "ten",   "red",  "green", "blue",  "cyan",  "gold", "grey",
+        "iron",  "jade",  "lime",  "navy",  "onyx", "pink",  "ruby",  "sand",  "teal", "wine"};
     auto capital = [](std::string w) {
         w[0] = char(w[0] - 'a' + 'A');
         return w;
@@ -577,8 +577,8 @@ TEST_CASE("a rare word's names asked one by one whether they hold a common word,
             const std::string name = "common" + capital(a) + capital(b) + capital(words[n % 50]);
             files[n % 5].push_back(makeSymbol(name, n + 1, true));
             if (++n % 42 == 0) {
-                const std::string rare = n % 4 ? "zebraCommon" + capital(a) + capital(b)
-                                               : "zebra_common_" + a + "_" + b;
+                const std::string rare =
+                    n % 4 ? "zebraCommon" + capital(a) + capital(b) : "zebra_common_" + a + "_" + b;
                 files[n % 5].push_back(makeSymbol(rare, n + 10000, n % 3 != 0));
             }
         }
