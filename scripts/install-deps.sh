@@ -11,6 +11,7 @@ packages=(
   libclang-16-dev     # the pinned libclang (see docs/design.md: why libclang 16)
   clang-16 libclang-rt-16-dev libfuzzer-16-dev   # scripts/fuzz.sh: libFuzzer, ASan, UBSan
   liblmdb-dev         # the symbol store
+  lmdb-utils          # bench/store_tables.py: mdb_stat, mdb_dump
   libzstd-dev         # the store's declaration blocks (store/symbol_blocks.h)
   libtbb-dev          # the task arena
   catch2              # tests (v2)

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Where a store's bytes are: each table's entries and pages, and a closer look at the tables
+whose per-entry overhead matters (postings by token kind, refUsrs' rows against their pages).
+
+    bench/store_tables.py STORE_DIR
+
+Reads the store with lmdb-utils' mdb_stat and mdb_dump (read-only; a daemon may be serving it).
+Besides the facts it prints two estimates, each labelled as one: what the pair tokens would
+take grouped by their first word in rows of about 2 KB, and what the names rows would take
+front-coded 16 to a row. An LMDB node costs 8 bytes of header and 2 of page index besides its
+key and value; a row grouped with others pays its key and node once per group.
+"""
+import subprocess
+import sys
+from collections import Counter
+
+PAGE = 4096
+NODE = 10  # LMDB node header (8) and the page's index slot (2)
+
+
+def mib(n):
+    return f"{n / 1048576:.1f} MiB"
+
+
+def tables(store):
+    out = subprocess.run(["mdb_stat", "-a", store], capture_output=True, text=True, check=True)
+    rows, name, fields = [], None, {}
+    for line in out.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("Status of "):
+            if name:
+                rows.append((name, fields))
+            name, fields = line[len("Status of "):], {}
+        elif ":" in line and name:
+            key, _, value = line.partition(":")
+            fields[key.strip()] = int(value) if value.strip().isdigit() else value.strip()
+    if name:
+        rows.append((name, fields))
+    return rows
+
+
+def dump(store, table):
+    out = subprocess.run(["mdb_dump", "-s", table, store], capture_output=True, text=True,
+                         check=True)
+    lines = out.stdout.split("\n")
+    i = lines.index("HEADER=END") + 1
+    while i + 1 < len(lines) and lines[i].startswith(" "):
+        yield bytes.fromhex(lines[i].strip()), bytes.fromhex(lines[i + 1].strip())
+        i += 2
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    store = sys.argv[1]
+    total = 0
+    print(f"{'table':<12} {'entries':>9} {'pages':>8} {'size':>10}")
+    for name, f in tables(store):
+        pages = f.get("Branch pages", 0) + f.get("Leaf pages", 0) + f.get("Overflow pages", 0)
+        total += pages
+        if not name.startswith("Main"):
+            print(f"{name:<12} {f.get('Entries', 0):>9} {pages:>8} {mib(pages * PAGE):>10}")
+    print(f"{'all tables':<12} {'':>9} {total:>8} {mib(total * PAGE):>10}")
+
+    kinds, keys, values, tokens = Counter(), Counter(), Counter(), {}
+    pairs = {}
+    for k, v in dump(store, "postings"):
+        kind = chr(k[0])
+        token = k[1:k.index(0)]
+        kinds[kind] += 1
+        keys[kind] += len(k)
+        values[kind] += len(v)
+        tokens.setdefault(kind, set()).add(token)
+        if kind == "P":
+            first, _, second = token.partition(b" ")
+            pairs.setdefault(first, []).append(len(second) + 1 + len(v) + 1)
+    print("\npostings by token kind (bytes with each chunk's node)")
+    for kind in sorted(kinds):
+        print(f"  {kind}: {len(tokens[kind]):>7} tokens {kinds[kind]:>7} chunks, key "
+              f"{keys[kind] / kinds[kind]:.1f} B, value {values[kind] / kinds[kind]:.1f} B a chunk: "
+              f"{mib(keys[kind] + values[kind] + NODE * kinds[kind])}")
+    grouped = 0
+    for first, entries in pairs.items():
+        row = 0
+        for size in entries:
+            if row + size > 2000:
+                grouped += row + len(first) + 2 + NODE
+                row = 0
+            row += size
+        grouped += row + len(first) + 2 + NODE
+    if pairs:
+        print(f"  estimate: pair tokens grouped by first word, rows of ~2 KB: {mib(grouped)}")
+
+    count = now = coded = 0
+    previous = b""
+    for k, v in dump(store, "names"):
+        count += 1
+        now += len(k) + len(v) + NODE
+        common = 0
+        while common < min(len(k), len(previous)) and k[common] == previous[common]:
+            common += 1
+        coded += 2 + len(k) - common + len(v) + 1
+        previous = k
+    coded += (count + 15) // 16 * (20 + NODE)
+    print(f"\nnames: {count} rows, {mib(now)} with their nodes; "
+          f"estimate front-coded 16 to a row: {mib(coded)}")
+
+    rows = stored = 0
+    for _, v in dump(store, "refUsrs"):
+        rows += 1
+        stored += len(v)
+    print(f"refUsrs: {rows} rows, {mib(stored)} of USR hashes ({stored // 8} of 8 bytes)")
+
+
+if __name__ == "__main__":
+    main()
