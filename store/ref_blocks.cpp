@@ -4,57 +4,67 @@
 #include "store/zstd_frame.h"
 
 #include <algorithm>
+#include <span>
 #include <unordered_map>
 
 namespace symdex {
 
 RefBlocks encodeRefBlocks(const std::vector<Reference>& refs) {
-    std::vector<uint64_t> targets, containers;
-    targets.reserve(refs.size());
-    for (const Reference& ref : refs) {
-        targets.push_back(ref.usrHash);
-        if (ref.container)
-            containers.push_back(ref.container);
-    }
-    auto sortUnique = [](std::vector<uint64_t>& v) {
-        std::sort(v.begin(), v.end());
-        v.erase(std::unique(v.begin(), v.end()), v.end());
-    };
-    sortUnique(targets);
-    sortUnique(containers);
-    std::erase_if(containers, [&](uint64_t usr) {
-        return std::binary_search(targets.begin(), targets.end(), usr);
-    });
+    // The table: the USRs the references name, in the order the file first names them (a
+    // block names a USR no block before it named with one byte: the next one), then the
+    // containers no reference names.
+    std::unordered_map<uint64_t, uint32_t> index;
+    std::vector<uint64_t> order;
+    index.reserve(refs.size());
+    for (const Reference& ref : refs)
+        if (index.emplace(ref.usrHash, uint32_t(order.size())).second)
+            order.push_back(ref.usrHash);
+    const uint32_t targets = uint32_t(order.size());
+    for (const Reference& ref : refs)
+        if (ref.container && index.emplace(ref.container, uint32_t(order.size())).second)
+            order.push_back(ref.container);
 
     RefBlocks out;
-    out.targets = uint32_t(targets.size());
-    out.relation.assign(targets.size(), 0);
-    std::unordered_map<uint64_t, uint32_t> index;
-    index.reserve(targets.size() + containers.size());
-    appendBigEndian(out.usrTable, targets.size(), 4);
-    for (const auto* part : {&targets, &containers})
-        for (uint64_t usr : *part) {
-            index.emplace(usr, uint32_t(index.size()));
-            appendBigEndian(out.usrTable, usr, 8);
-        }
+    out.targets = targets;
+    out.relation.assign(targets, 0);
+    appendBigEndian(out.usrTable, targets, 4);
+    for (uint64_t usr : order)
+        appendBigEndian(out.usrTable, usr, 8);
 
+    uint32_t named = 0; // the targets the blocks so far named
     for (size_t begin = 0; begin < refs.size(); begin += kRefsPerBlock) {
         const size_t end = std::min(refs.size(), begin + kRefsPerBlock);
         std::string plain;
         Writer w(plain);
         w.varint(end - begin);
+        w.varint(named);
+        // Column by column: a column's values are alike (small line steps, a few roles, the
+        // same container for a function's references), which zstd finds where rows mixed them.
         int64_t line = 0;
         for (size_t i = begin; i < end; ++i) {
-            const Reference& ref = refs[i];
-            w.svarint(int64_t(ref.location.line) - line);
-            line = ref.location.line;
-            w.varint(ref.location.column);
-            w.varint(ref.roles);
-            const uint32_t target = index.at(ref.usrHash);
-            if (ref.roles & (kRoleBase | kRoleOverride))
+            w.svarint(int64_t(refs[i].location.line) - line);
+            line = refs[i].location.line;
+        }
+        for (size_t i = begin; i < end; ++i)
+            w.varint(refs[i].location.column);
+        for (size_t i = begin; i < end; ++i)
+            w.varint(refs[i].roles);
+        for (size_t i = begin; i < end; ++i) {
+            const uint32_t target = index.at(refs[i].usrHash);
+            if (refs[i].roles & (kRoleBase | kRoleOverride))
                 out.relation[target] = 1;
-            w.varint(target);
-            w.varint(ref.container ? index.at(ref.container) + 1 : 0);
+            if (target == named) {
+                w.varint(0);
+                ++named;
+            } else {
+                w.varint(uint64_t(target) + 1);
+            }
+        }
+        uint64_t container = 0; // 0: none, else 1 + the index
+        for (size_t i = begin; i < end; ++i) {
+            const uint64_t next = refs[i].container ? index.at(refs[i].container) + 1 : 0;
+            w.varint(next == container ? 0 : next + 1);
+            container = next;
         }
         std::string block;
         Writer(block).varint(refs[begin].location.line);
@@ -79,47 +89,57 @@ uint64_t UsrTable::at(size_t index) const {
     return readBigEndian(bytes_.substr(4 + 8 * index), 8);
 }
 
-std::optional<uint32_t> UsrTable::findTarget(uint64_t usrHash) const {
-    size_t lo = 0, hi = targets_;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        const uint64_t at = this->at(mid);
-        if (at == usrHash)
-            return uint32_t(mid);
-        if (at < usrHash)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return std::nullopt;
-}
-
 namespace {
 
 /// The rows of a block's decompressed bytes.
 bool parseRows(std::string_view plain, std::vector<RefRow>& out) {
     Reader r(plain);
     const uint64_t count = r.varint();
-    if (count == 0 || count > kRefsPerBlock)
+    uint64_t next = r.varint(); // the index a target code 0 stands for
+    if (r.failed() || count == 0 || count > kRefsPerBlock || next > UINT32_MAX)
         return false;
-    out.reserve(out.size() + count);
+    const size_t first = out.size();
+    out.resize(first + count);
+    const std::span<RefRow> rows(out.data() + first, count);
     int64_t line = 0;
-    for (uint64_t i = 0; i < count; ++i) {
+    for (RefRow& row : rows) {
         const int64_t delta = r.svarint(); // bounded before the sum, which could overflow
         if (delta > int64_t(UINT32_MAX) || delta < -int64_t(UINT32_MAX))
             return false;
         line += delta;
-        const uint64_t column = r.varint();
-        const uint64_t roles = r.varint();
-        const uint64_t usr = r.varint();
-        const uint64_t container = r.varint();
-        if (r.failed() || line < 0 || line > UINT32_MAX || column > UINT32_MAX ||
-            roles > UINT16_MAX || usr > UINT32_MAX || container > UINT32_MAX)
+        if (line < 0 || line > UINT32_MAX)
             return false;
-        out.push_back({uint32_t(line), uint32_t(column), uint32_t(usr), uint32_t(container),
-                       uint16_t(roles)});
+        row.line = uint32_t(line);
     }
-    return r.atEnd();
+    for (RefRow& row : rows) {
+        const uint64_t column = r.varint();
+        if (column > UINT32_MAX)
+            return false;
+        row.column = uint32_t(column);
+    }
+    for (RefRow& row : rows) {
+        const uint64_t roles = r.varint();
+        if (roles > UINT16_MAX)
+            return false;
+        row.roles = uint16_t(roles);
+    }
+    for (RefRow& row : rows) {
+        const uint64_t code = r.varint();
+        const uint64_t target = code == 0 ? next++ : code - 1;
+        if (target > UINT32_MAX)
+            return false;
+        row.target = uint32_t(target);
+    }
+    uint64_t container = 0;
+    for (RefRow& row : rows) {
+        const uint64_t code = r.varint();
+        if (code != 0)
+            container = code - 1;
+        if (container > UINT32_MAX)
+            return false;
+        row.container = uint32_t(container);
+    }
+    return !r.failed() && r.atEnd();
 }
 
 } // namespace
@@ -152,8 +172,8 @@ std::optional<std::vector<RefRow>> decodeRefBlockRows(std::string_view block) {
     Reader header(block);
     const uint64_t line = header.varint();
     thread_local std::string plain;
-    // 128 references of 5 varints of at most 10 bytes, and the count.
-    constexpr size_t kMaxPlain = 10 + kRefsPerBlock * 50;
+    // 128 references of 5 varints of at most 10 bytes, the count and the first new target.
+    constexpr size_t kMaxPlain = 20 + kRefsPerBlock * 50;
     std::vector<RefRow> rows;
     if (header.failed() || !decompress(header.rest(), plain, kMaxPlain) ||
         !parseRows(plain, rows) || rows.front().line != line)

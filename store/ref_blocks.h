@@ -1,17 +1,19 @@
-// How the store keeps a file's references (format 11): not one row per reference, but
+// How the store keeps a file's references (format 11; columns and first-named order since
+// format 21): not one row per reference, but
 //
-//   - the file's USR table: the distinct USR hashes its references name, sorted, then those that
-//     are only containers, sorted; each a fixed 8 bytes big-endian, so a lookup is a binary search
-//     over the stored bytes; and
-//   - the references in source order, in blocks of kRefsPerBlock, each reference a few varints:
-//     the line as the difference from the one before, the column, the roles, and the indexes of
-//     its USR and its container in the table; each block zstd-compressed (format 14: about half
-//     the bytes), its first line kept outside for the binary search by line.
+//   - the file's USR table: the distinct USR hashes its references name, in the order the file
+//     first names them, then those that are only containers; each a fixed 8 bytes big-endian,
+//     so the index of a reference's USR is where to read its hash; and
+//   - the references in source order, in blocks of kRefsPerBlock, column by column: the lines
+//     as differences from the one before, the columns, the roles, the USRs (0: the next one no
+//     block named before, else 1 + its index) and the containers (0: the one before's, else
+//     1 + 0 for none or 1 + its index); each block zstd-compressed, its first line kept outside
+//     for the binary search by line.
 //
-// A reference then costs about 5 bytes instead of a 21-byte row under an 8-byte key plus a
-// 9-byte `usrs` entry (docs/store-format.md). The `usrs` index holds one entry per USR and file
-// instead of one per reference: "references to X" reads X's entries, then the blocks of each
-// file they name, keeping the references to X.
+// A reference then costs 1-2 bytes compressed (LevelDB and the generated trees:
+// docs/store-format.md) instead of a 21-byte row under an 8-byte key plus a 9-byte `usrs` entry.
+// The `usrs` index holds one entry per USR and file instead of one per reference: "references
+// to X" reads X's entries, then the blocks of each file they name, keeping the references to X.
 #pragma once
 
 #include "store/records.h"
@@ -48,8 +50,6 @@ public:
     /// The USRs the file's references name (the first part of the table).
     uint32_t targets() const { return targets_; }
     uint64_t at(size_t index) const;
-    /// The index of `usrHash` among the targets, if the file's references name it.
-    std::optional<uint32_t> findTarget(uint64_t usrHash) const;
 
 private:
     std::string_view bytes_;
