@@ -5,9 +5,8 @@ whose per-entry overhead matters (postings by token kind, refUsrs' rows against 
     bench/store_tables.py STORE_DIR
 
 Reads the store with lmdb-utils' mdb_stat and mdb_dump (read-only; a daemon may be serving it).
-Besides the facts it prints two estimates, each labelled as one: what the pair tokens would
-take grouped by their first word in rows of about 2 KB, and what the names rows would take
-front-coded 16 to a row. An LMDB node costs 8 bytes of header and 2 of page index besides its
+Besides the facts it prints an estimate, labelled as one: what the pair tokens would take
+grouped by their first word in rows of about 2 KB. An LMDB node costs 8 bytes of header and 2 of page index besides its
 key and value; a row grouped with others pays its key and node once per group.
 """
 import subprocess
@@ -37,6 +36,17 @@ def tables(store):
     if name:
         rows.append((name, fields))
     return rows
+
+
+def varint(b, i):
+    value = shift = 0
+    while True:
+        byte = b[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, i
 
 
 def dump(store, table):
@@ -91,19 +101,13 @@ def main():
     if pairs:
         print(f"  estimate: pair tokens grouped by first word, rows of ~2 KB: {mib(grouped)}")
 
-    count = now = coded = 0
-    previous = b""
-    for k, v in dump(store, "names"):
-        count += 1
-        now += len(k) + len(v) + NODE
-        common = 0
-        while common < min(len(k), len(previous)) and k[common] == previous[common]:
-            common += 1
-        coded += 2 + len(k) - common + len(v) + 1
-        previous = k
-    coded += (count + 15) // 16 * (20 + NODE)
-    print(f"\nnames: {count} rows, {mib(now)} with their nodes; "
-          f"estimate front-coded 16 to a row: {mib(coded)}")
+    blocks = rows = stored = 0
+    for _, v in dump(store, "names"):
+        blocks += 1
+        stored += len(v) + NODE
+        rows += varint(v, 0)[0]
+    print(f"\nnames: {rows} rows in {blocks} blocks, {mib(stored)} with their nodes "
+          f"({stored / max(rows, 1):.1f} B a row)")
 
     rows = stored = 0
     for _, v in dump(store, "refUsrs"):

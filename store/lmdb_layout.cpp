@@ -132,6 +132,82 @@ std::optional<std::string_view> findUsrRow(std::string_view bucket, uint64_t usr
     return std::nullopt;
 }
 
+bool NamesBlockReader::start(std::string_view firstKey, std::string_view block) {
+    reader_ = Reader(block);
+    const uint64_t count = reader_.varint();
+    key_.assign(firstKey);
+    first_ = true;
+    left_ = 0;
+    if (reader_.failed() || count == 0 || count > block.size() || firstKey.empty())
+        return false;
+    left_ = count;
+    return true;
+}
+
+bool NamesBlockReader::next() {
+    if (!first_) {
+        const uint64_t shared = reader_.varint();
+        const std::string_view rest = reader_.string();
+        // Past the key before: where it differs, a greater byte; or the key before and more.
+        if (reader_.failed() || shared > key_.size() ||
+            (shared < key_.size() ? rest.empty() || uint8_t(rest[0]) <= uint8_t(key_[shared])
+                                  : rest.empty()))
+            return false;
+        key_.resize(shared);
+        key_.append(rest);
+    }
+    first_ = false;
+    row_ = reader_.string();
+    return !reader_.failed() && (--left_ != 0 || reader_.atEnd());
+}
+
+std::vector<std::pair<std::string, std::string>>
+encodeNamesBlocks(const std::vector<std::pair<std::string, std::string>>& rows) {
+    // Each row as it follows the one before; then as many blocks as kNamesBlockBytes goes into
+    // the whole, evenly filled (a block the writer splits leaves two of half its size, not a
+    // full one and a remainder).
+    std::vector<std::string> entries(rows.size());
+    size_t total = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        Writer w(entries[i]);
+        if (i != 0) {
+            const std::string& before = rows[i - 1].first;
+            const std::string& key = rows[i].first;
+            size_t shared = 0;
+            while (shared < before.size() && shared < key.size() && before[shared] == key[shared])
+                ++shared;
+            w.varint(shared);
+            w.string(std::string_view(key).substr(shared));
+        }
+        w.string(rows[i].second);
+        total += entries[i].size();
+    }
+    const size_t count = std::max<size_t>(1, (total + kNamesBlockBytes / 2) / kNamesBlockBytes);
+    const size_t target = total / count + 1;
+    std::vector<std::pair<std::string, std::string>> blocks;
+    size_t first = 0, filled = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        filled += entries[i].size();
+        if (filled < target * (blocks.size() + 1) && i + 1 != rows.size())
+            continue;
+        std::string value;
+        Writer w(value);
+        w.varint(i + 1 - first);
+        // The first row's key is the block's: only its row.
+        Reader firstRow(entries[first]);
+        if (first != 0) {
+            firstRow.varint();
+            firstRow.string();
+        }
+        value += firstRow.rest();
+        for (size_t j = first + 1; j <= i; ++j)
+            value += entries[j];
+        blocks.emplace_back(rows[first].first, std::move(value));
+        first = i + 1;
+    }
+    return blocks;
+}
+
 std::string nameBucketKey(uint32_t nameId) {
     return fileIdKey(nameId / kNamesPerBucket);
 }

@@ -16,7 +16,9 @@
 //            name the USR, seq is its index in the file's UsrTable; relation: some of them are a
 //            base-specifier or an override (format 18), so derived classes and overriders are
 //            found without decoding the files' other references
-//   names    lower-case name -> NameRow: per spelling, its nameId and its declarations
+//   names    first lower-case name of a block -> NamesBlock (format 22): consecutive names'
+//            rows, each key stored as the bytes it does not share with the one before. A row:
+//            NameRow: per spelling, its nameId and its declarations
 //            {fileId, seq, rank}, varints (encodeNameRow); rank (EntryRank, format 19): where
 //            the declaration stands in name search's order, read without decoding its block
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
@@ -109,6 +111,35 @@ struct NameVariant {
 std::string encodeNameRow(const std::vector<NameVariant>& variants);
 /// False if `bytes` is not a row.
 bool decodeNameRow(std::string_view bytes, std::vector<NameVariant>& variants);
+/// `names` rows are kept in blocks of consecutive keys (format 22): the block's LMDB key is its
+/// first name key; a row of its own paid an LMDB node (10 bytes) and its whole key. Rows are
+/// written in blocks of about kNamesBlockBytes (about 16 rows).
+inline constexpr size_t kNamesBlockBytes = 400;
+/// A `names` block: `varint n` (>= 1), the first row (a string: its key is the block's), then per
+/// further row `varint shared` (bytes its key shares with the key before), its key's other bytes
+/// (a string) and the row (a string); keys strictly increasing.
+class NamesBlockReader {
+public:
+    /// Starts on the block stored under `firstKey`; false if its count is malformed.
+    bool start(std::string_view firstKey, std::string_view block);
+    /// Whether every row of the block was read.
+    bool done() const { return left_ == 0; }
+    /// Reads the next row (only while !done()); false if the block is malformed there.
+    bool next();
+    const std::string& key() const { return key_; }
+    std::string_view row() const { return row_; }
+
+private:
+    Reader reader_{{}};
+    std::string key_;
+    std::string_view row_;
+    uint64_t left_ = 0;
+    bool first_ = true;
+};
+/// Blocks of `rows` (sorted by key, keys distinct and not empty), each as its key and value.
+std::vector<std::pair<std::string, std::string>>
+encodeNamesBlocks(const std::vector<std::pair<std::string, std::string>>& rows);
+
 /// Names are kept kNamesPerBucket to a `nameText` row, by id: a row of its own paid an LMDB node
 /// and a 4-byte key for a name of about 20 bytes.
 inline constexpr uint32_t kNamesPerBucket = 16;

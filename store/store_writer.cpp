@@ -4,6 +4,7 @@
 #include "store/encoding.h"
 #include "store/name_index.h"
 #include "store/name_search.h"
+#include "store/names_table.h"
 #include "store/store_check.h"
 #include "store/store_impl.h"
 #include "store/symbol_blocks.h"
@@ -436,58 +437,110 @@ private:
         nameEdits_[key].push_back({name, entry, add});
     }
 
+    /// Applies the declarations added and removed this transaction, in key order, block by
+    /// block: each `names` block the keys fall in is read once, changed, and written back
+    /// (split as it fills, deleted once empty; names_table.h).
     void writeNameRows() {
-        std::vector<NameVariant> variants;
-        std::vector<std::string> spellings; // of variants, in order
-        for (auto& [key, edits] : nameEdits_) {
-            variants.clear();
-            spellings.clear();
-            if (auto row = txn_.get(s_.names, key); row && !decodeNameRow(*row, variants))
-                throw damagedStore(s_.options.directory, "corrupt names row");
-            for (const NameVariant& variant : variants) {
-                auto bucket = txn_.get(s_.nameText, nameBucketKey(variant.nameId));
-                const std::optional<std::string_view> text =
-                    bucket ? nameInBucket(*bucket, variant.nameId) : std::nullopt;
-                if (!text)
-                    throw damagedStore(s_.options.directory, "name " +
-                                                                 std::to_string(variant.nameId) +
-                                                                 " missing from the name index");
-                spellings.emplace_back(*text);
-            }
-            for (const NameEdit& edit : edits) {
-                auto spelled = std::find(spellings.begin(), spellings.end(), edit.name);
-                if (spelled == spellings.end()) {
-                    if (!edit.add)
-                        throw damagedStore(s_.options.directory,
-                                           "name missing from the name index: " + edit.name);
-                    spellings.push_back(edit.name);
-                    variants.push_back({}); // its id comes below, if it keeps a declaration
-                    spelled = spellings.end() - 1;
+        std::vector<std::pair<const std::string, std::vector<NameEdit>>*> edited;
+        edited.reserve(nameEdits_.size());
+        for (auto& entry : nameEdits_)
+            edited.push_back(&entry);
+        std::sort(edited.begin(), edited.end(),
+                  [](const auto* a, const auto* b) { return a->first < b->first; });
+        auto damaged = [&] { return damagedStore(s_.options.directory, "corrupt names block"); };
+        std::vector<std::pair<std::string, std::string>> rows; // the block's, by key
+        for (size_t i = 0; i < edited.size();) {
+            rows.clear();
+            std::optional<std::string> blockKey, nextBlockKey;
+            {
+                lmdb::Cursor cursor(txn_, s_.names);
+                std::string_view k = edited[i]->first, v;
+                // Before every block, the key goes in the first one.
+                bool found = seekNamesBlock(cursor, edited[i]->first, k, v) ||
+                             cursor.seek(MDB_SET_RANGE, k, v);
+                if (found) {
+                    blockKey.emplace(k);
+                    NamesBlockReader block;
+                    if (!block.start(k, v))
+                        throw damaged();
+                    while (!block.done()) {
+                        if (!block.next())
+                            throw damaged();
+                        rows.emplace_back(block.key(), std::string(block.row()));
+                    }
+                    if (cursor.get(MDB_NEXT, k, v))
+                        nextBlockKey.emplace(k);
                 }
-                editNameEntry(variants[size_t(spelled - spellings.begin())].declarations,
-                              edit.entry, edit.add);
             }
-            size_t kept = 0;
-            for (size_t i = 0; i < variants.size(); ++i) {
-                NameVariant& variant = variants[i];
-                if (variant.declarations.empty()) {
-                    if (variant.nameId)
-                        unindexName(spellings[i], variant.nameId);
-                    continue;
-                }
-                if (!variant.nameId)
-                    variant.nameId = indexName(spellings[i]);
-                if (kept != i)
-                    variants[kept] = std::move(variant); // not onto itself: that empties it
-                ++kept;
-            }
-            variants.resize(kept);
-            if (variants.empty())
-                txn_.del(s_.names, key);
-            else
-                txn_.put(s_.names, key, encodeNameRow(variants));
+            for (; i < edited.size() && (!nextBlockKey || edited[i]->first < *nextBlockKey); ++i)
+                editNameRow(edited[i]->first, edited[i]->second, rows);
+            if (blockKey)
+                txn_.del(s_.names, *blockKey);
+            for (const auto& [key, value] : encodeNamesBlocks(rows))
+                txn_.put(s_.names, key, value);
         }
         nameEdits_.clear();
+    }
+
+    /// Applies `edits` to the row of `key` among `rows` (sorted by key): adds, changes or
+    /// removes it.
+    /// (Edits: a vector of NameEdit, which is declared below.)
+    template <typename Edits>
+    void editNameRow(const std::string& key, const Edits& edits,
+                     std::vector<std::pair<std::string, std::string>>& rows) {
+        auto at =
+            std::lower_bound(rows.begin(), rows.end(), key,
+                             [](const auto& row, const std::string& k) { return row.first < k; });
+        const bool stored = at != rows.end() && at->first == key;
+        std::vector<NameVariant> variants;
+        std::vector<std::string> spellings; // of variants, in order
+        if (stored && !decodeNameRow(at->second, variants))
+            throw damagedStore(s_.options.directory, "corrupt names row");
+        for (const NameVariant& variant : variants) {
+            auto bucket = txn_.get(s_.nameText, nameBucketKey(variant.nameId));
+            const std::optional<std::string_view> text =
+                bucket ? nameInBucket(*bucket, variant.nameId) : std::nullopt;
+            if (!text)
+                throw damagedStore(s_.options.directory, "name " + std::to_string(variant.nameId) +
+                                                             " missing from the name index");
+            spellings.emplace_back(*text);
+        }
+        for (const auto& edit : edits) {
+            auto spelled = std::find(spellings.begin(), spellings.end(), edit.name);
+            if (spelled == spellings.end()) {
+                if (!edit.add)
+                    throw damagedStore(s_.options.directory,
+                                       "name missing from the name index: " + edit.name);
+                spellings.push_back(edit.name);
+                variants.push_back({}); // its id comes below, if it keeps a declaration
+                spelled = spellings.end() - 1;
+            }
+            editNameEntry(variants[size_t(spelled - spellings.begin())].declarations, edit.entry,
+                          edit.add);
+        }
+        size_t kept = 0;
+        for (size_t i = 0; i < variants.size(); ++i) {
+            NameVariant& variant = variants[i];
+            if (variant.declarations.empty()) {
+                if (variant.nameId)
+                    unindexName(spellings[i], variant.nameId);
+                continue;
+            }
+            if (!variant.nameId)
+                variant.nameId = indexName(spellings[i]);
+            if (kept != i)
+                variants[kept] = std::move(variant); // not onto itself: that empties it
+            ++kept;
+        }
+        variants.resize(kept);
+        if (variants.empty()) {
+            if (stored)
+                rows.erase(at);
+        } else if (stored) {
+            at->second = encodeNameRow(variants);
+        } else {
+            rows.emplace(at, key, encodeNameRow(variants));
+        }
     }
 
     /// Gives a name its first declaration: an id, its text and its postings.

@@ -1,6 +1,7 @@
 // Opening the store and the read path. Every query runs in one short read transaction: a
 // consistent snapshot that never waits for the writer (LMDB MVCC).
 #include "store/encoding.h"
+#include "store/names_table.h"
 #include "store/snapshot_view.h"
 #include "store/store_check.h"
 #include "store/store_impl.h"
@@ -23,11 +24,6 @@
 namespace symdex {
 
 namespace {
-
-/// Positions `cursor` at the first key not below `key` (LMDB refuses an empty key to seek).
-bool seekAtLeast(lmdb::Cursor& cursor, std::string_view& key, std::string_view& value) {
-    return key.empty() ? cursor.get(MDB_FIRST, key, value) : cursor.seek(MDB_SET_RANGE, key, value);
-}
 
 constexpr unsigned kMaxDbs = std::size(SymbolStore::Impl::kTables) + 1;
 constexpr unsigned kMaxReaders = 512;
@@ -379,7 +375,12 @@ public:
 
     /// Calls fn(entry) for every declaration under the `names` key `key`.
     template <typename Fn> void forEachNameEntry(std::string_view key, Fn&& fn) const {
-        auto row = txn_.get(s_.names, key);
+        std::optional<std::string_view> row;
+        try {
+            row = findNamesRow(txn_, s_.names, key);
+        } catch (const CorruptNamesBlock&) {
+            throw damagedStore(s_.options.directory, "corrupt names block");
+        }
         if (!row)
             return;
         std::vector<NameVariant> variants;
@@ -796,14 +797,15 @@ public:
 
     void forEachNameKey(std::string_view prefix,
                         const std::function<bool(std::string_view)>& fn) override {
-        {
-            lmdb::Cursor cursor(txn(), s_.names);
-            std::string_view k = prefix, v;
-            for (bool more = seekAtLeast(cursor, k, v); more && k.starts_with(prefix);
-                 more = cursor.get(MDB_NEXT, k, v))
-                if (!fn(k))
-                    return;
+        bool more = true;
+        try {
+            forEachNamesRow(txn(), s_.names, prefix,
+                            [&](std::string_view key, std::string_view) { return more = fn(key); });
+        } catch (const CorruptNamesBlock&) {
+            throw damagedStore(s_.options.directory, "corrupt names block");
         }
+        if (!more)
+            return;
         for (const auto& file : staged_)
             for (uint32_t seq : file->symbolsByName) {
                 std::string_view k = file->symbols[seq].nameKey;

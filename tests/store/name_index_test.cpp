@@ -7,6 +7,7 @@
 #include "store/memory_store.h"
 #include "store/name_index.h"
 #include "store/name_search.h"
+#include "store/names_table.h"
 #include "store/symbol_store.h"
 #include "test_util.h"
 
@@ -121,7 +122,17 @@ std::string indexTables(const std::filesystem::path& directory) {
     });
     std::map<std::string, size_t> declarations;           // by name as spelled
     std::map<std::string, std::multiset<uint32_t>> ranks; // EntryRank, packed: not file ids
-    each("names", 0, [&](std::string_view k, std::string_view v) {
+    auto eachNamesRow = [&](auto&& fn) {
+        each("names", 0, [&](std::string_view blockKey, std::string_view block) {
+            NamesBlockReader reader;
+            REQUIRE(reader.start(blockKey, block));
+            while (!reader.done()) {
+                REQUIRE(reader.next());
+                fn(std::string_view(reader.key()), reader.row());
+            }
+        });
+    };
+    eachNamesRow([&](std::string_view k, std::string_view v) {
         std::vector<NameVariant> variants;
         REQUIRE(decodeNameRow(v, variants));
         for (const NameVariant& variant : variants) {
@@ -417,7 +428,7 @@ TEST_CASE("names that differ only in case share a names row, each spelling index
     {
         auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
         lmdb::Txn txn = lmdb::Txn::begin(env, true);
-        auto row = txn.get(txn.openDb("names", 0), "flushbuffer");
+        auto row = findNamesRow(txn, txn.openDb("names", 0), "flushbuffer");
         REQUIRE(row);
         std::vector<NameVariant> variants;
         REQUIRE(decodeNameRow(*row, variants));
@@ -550,6 +561,59 @@ TEST_CASE("a search skips through tokens of many postings chunks to the names a 
             if (limit == 5000 && query != "zzz" && query.size() >= 3)
                 CHECK(!found.empty());
         }
+}
+
+TEST_CASE("names rows kept in blocks are found by exact name and by prefix, and stay exact as "
+          "rows come and go at the blocks' edges",
+          "[store][names]") {
+    // 3,000 names: a few hundred blocks of about 400 bytes. Each edit below removes or adds
+    // rows among them, the first row of a block included (the block's key then changes), and
+    // a fresh store given the same files holds the same rows.
+    auto nameOf = [](uint32_t i) {
+        static const char* const parts[] = {"alpha", "Beta", "gamma", "Delta", "omega", "Sigma"};
+        return std::string(parts[i % 6]) + parts[(i / 6) % 6] + "_" + std::to_string(i);
+    };
+    auto tree = [&](auto&& keep) {
+        std::vector<std::vector<Symbol>> files(3);
+        for (uint32_t i = 0; i < 3000; ++i)
+            if (keep(i))
+                files[i % 3].push_back(makeSymbol(nameOf(i), i + 1, i % 4 != 0));
+        return files;
+    };
+    BothStores stores;
+    auto same = [&](const std::vector<std::string>& queries) {
+        for (const std::string& query : queries) {
+            INFO(query);
+            CHECK(find(*stores.lmdb, query, 5000) == find(stores.memory, query, 5000));
+        }
+    };
+    const std::vector<std::string> queries = {"alphabeta_1", "alpha", "a",      "sigmaomega_29",
+                                              "gammadelta",  "delta", "omega_", "betasigma_2999",
+                                              "zzz",         "",      "ab",     "sigmasigma_35"};
+    stores.publish(tree([](uint32_t) { return true; }));
+    same(queries);
+    {
+        auto env = lmdb::Env::open(stores.options.directory, size_t(64) << 20, 16, 16, 0);
+        lmdb::Txn txn = lmdb::Txn::begin(env, true);
+        const MDB_dbi names = txn.openDb("names", 0);
+        CHECK(txn.entries(names) > 20);
+        CHECK(txn.entries(names) < 3000 / 8);
+        for (uint32_t i = 0; i < 3000; i += 37) {
+            INFO(nameOf(i));
+            CHECK(findNamesRow(txn, names, nameKey(nameOf(i))));
+            CHECK(!findNamesRow(txn, names, nameKey(nameOf(i)) + "x"));
+        }
+        CHECK(!findNamesRow(txn, names, "a"));
+        CHECK(!findNamesRow(txn, names, "zzzz"));
+    }
+    const std::string tables = indexTables(stores.options.directory);
+    stores.publish(tree([](uint32_t i) { return i % 5 != 0; })); // a fifth of the rows go
+    same(queries);
+    stores.publish(tree([](uint32_t i) { return i % 7 != 0; })); // they come back, others go
+    same(queries);
+    stores.publish(tree([](uint32_t) { return true; }));
+    same(queries);
+    CHECK(indexTables(stores.options.directory) == tables);
 }
 
 TEST_CASE("a rare word's names asked one by one whether they hold a common word, whose postings "
