@@ -163,11 +163,12 @@ bool NamesBlockReader::next() {
 
 std::vector<std::pair<std::string, std::string>>
 encodeNamesBlocks(const std::vector<std::pair<std::string, std::string>>& rows) {
-    // Each row as it follows the one before; then as many blocks as kNamesBlockBytes goes into
-    // the whole, evenly filled (a block the writer splits leaves two of half its size, not a
-    // full one and a remainder).
+    // Each row as it follows the one before; then blocks of about kNamesBlockBytes, as many as
+    // go into the rows' bytes, evenly filled (a block the writer splits leaves two of half its
+    // size, not a full one and a remainder). A row of kNamesBlockBytes or more (a name of
+    // thousands of declarations) is a block of its own: its neighbours' edits do not rewrite it.
     std::vector<std::string> entries(rows.size());
-    size_t total = 0;
+    size_t small = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
         Writer w(entries[i]);
         if (i != 0) {
@@ -180,19 +181,16 @@ encodeNamesBlocks(const std::vector<std::pair<std::string, std::string>>& rows) 
             w.string(std::string_view(key).substr(shared));
         }
         w.string(rows[i].second);
-        total += entries[i].size();
+        if (entries[i].size() < kNamesBlockBytes)
+            small += entries[i].size();
     }
-    const size_t count = std::max<size_t>(1, (total + kNamesBlockBytes / 2) / kNamesBlockBytes);
-    const size_t target = total / count + 1;
+    const size_t count = std::max<size_t>(1, (small + kNamesBlockBytes / 2) / kNamesBlockBytes);
+    const size_t target = small / count + 1;
     std::vector<std::pair<std::string, std::string>> blocks;
-    size_t first = 0, filled = 0;
-    for (size_t i = 0; i < rows.size(); ++i) {
-        filled += entries[i].size();
-        if (filled < target * (blocks.size() + 1) && i + 1 != rows.size())
-            continue;
+    size_t first = 0, filled = 0; // the block being filled: its first row, its bytes
+    auto close = [&](size_t end) {
         std::string value;
-        Writer w(value);
-        w.varint(i + 1 - first);
+        Writer(value).varint(end - first);
         // The first row's key is the block's: only its row.
         Reader firstRow(entries[first]);
         if (first != 0) {
@@ -200,10 +198,19 @@ encodeNamesBlocks(const std::vector<std::pair<std::string, std::string>>& rows) 
             firstRow.string();
         }
         value += firstRow.rest();
-        for (size_t j = first + 1; j <= i; ++j)
+        for (size_t j = first + 1; j < end; ++j)
             value += entries[j];
         blocks.emplace_back(rows[first].first, std::move(value));
-        first = i + 1;
+        first = end;
+        filled = 0;
+    };
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const bool big = entries[i].size() >= kNamesBlockBytes;
+        if (big && i != first)
+            close(i);
+        filled += entries[i].size();
+        if (big || filled >= target || i + 1 == rows.size())
+            close(i + 1);
     }
     return blocks;
 }

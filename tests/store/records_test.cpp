@@ -1,4 +1,5 @@
 #include "store/encoding.h"
+#include "store/lmdb_layout.h"
 #include "store/records.h"
 
 #include <catch2/catch.hpp>
@@ -155,4 +156,39 @@ TEST_CASE("a symbol whose extent deltas are out of range decodes without overflo
     CHECK(s->extent.begin.line == 0xffffffffu); // 0xffffffff - 0 (INT64_MIN mod 2^32)
     CHECK(s->extent.end.line == 0xfffffffeu);   // 0xffffffff + 0xffffffff (mod 2^32)
     CHECK(decodeSymbol(encodeSymbol(*s)) == s);
+}
+
+TEST_CASE("names blocks: rows come back in order from blocks of about kNamesBlockBytes, a row of "
+          "thousands of declarations in a block of its own",
+          "[records]") {
+    std::vector<std::pair<std::string, std::string>> rows;
+    size_t bytes = 0;
+    for (int i = 0; i < 400; ++i) {
+        std::string key = "name" + std::to_string(1000 + i);
+        std::string row(i == 100 ? 20000 : 10 + i % 7, char('a' + i % 26));
+        bytes += i == 100 ? 0 : row.size() + 6;
+        rows.emplace_back(std::move(key), std::move(row));
+    }
+    const auto blocks = encodeNamesBlocks(rows);
+    // The small rows fill blocks evenly; the big one is alone, its neighbours not cut to one row
+    // a block after it.
+    CHECK(blocks.size() <= bytes / kNamesBlockBytes + 3);
+    std::vector<std::pair<std::string, std::string>> again;
+    size_t alone = 0;
+    for (const auto& [key, value] : blocks) {
+        NamesBlockReader reader;
+        REQUIRE(reader.start(key, value));
+        size_t n = 0;
+        while (!reader.done()) {
+            REQUIRE(reader.next());
+            again.emplace_back(reader.key(), std::string(reader.row()));
+            ++n;
+        }
+        if (n == 1)
+            ++alone;
+        CHECK(value.size() < 2 * kNamesBlockBytes + 20000);
+    }
+    CHECK(again == rows);
+    CHECK(alone == 1);
+    CHECK(encodeNamesBlocks({}).empty());
 }
