@@ -448,34 +448,55 @@ private:
         std::sort(edited.begin(), edited.end(),
                   [](const auto* a, const auto* b) { return a->first < b->first; });
         auto damaged = [&] { return damagedStore(s_.options.directory, "corrupt names block"); };
-        std::vector<std::pair<std::string, std::string>> rows; // the block's, by key
+        std::vector<std::pair<std::string, std::string>> rows; // the blocks', by key
+        std::vector<std::string> blockKeys;                    // the blocks read
+        std::optional<std::string> nextBlockKey;               // the block after them
+        // Reads the block at the cursor into rows, and the next block's key.
+        auto take = [&](lmdb::Cursor& cursor, std::string_view k, std::string_view v) {
+            blockKeys.emplace_back(k);
+            NamesBlockReader block;
+            if (!block.start(k, v))
+                throw damaged();
+            while (!block.done()) {
+                if (!block.next())
+                    throw damaged();
+                rows.emplace_back(block.key(), std::string(block.row()));
+            }
+            nextBlockKey.reset();
+            if (cursor.get(MDB_NEXT, k, v))
+                nextBlockKey.emplace(k);
+        };
         for (size_t i = 0; i < edited.size();) {
             rows.clear();
-            std::optional<std::string> blockKey, nextBlockKey;
+            blockKeys.clear();
+            nextBlockKey.reset();
             {
                 lmdb::Cursor cursor(txn_, s_.names);
                 std::string_view k = edited[i]->first, v;
                 // Before every block, the key goes in the first one.
-                bool found = seekNamesBlock(cursor, edited[i]->first, k, v) ||
-                             cursor.seek(MDB_SET_RANGE, k, v);
-                if (found) {
-                    blockKey.emplace(k);
-                    NamesBlockReader block;
-                    if (!block.start(k, v))
-                        throw damaged();
-                    while (!block.done()) {
-                        if (!block.next())
-                            throw damaged();
-                        rows.emplace_back(block.key(), std::string(block.row()));
-                    }
-                    if (cursor.get(MDB_NEXT, k, v))
-                        nextBlockKey.emplace(k);
-                }
+                if (seekNamesBlock(cursor, edited[i]->first, k, v) ||
+                    cursor.seek(MDB_SET_RANGE, k, v))
+                    take(cursor, k, v);
             }
-            for (; i < edited.size() && (!nextBlockKey || edited[i]->first < *nextBlockKey); ++i)
-                editNameRow(edited[i]->first, edited[i]->second, rows);
-            if (blockKey)
-                txn_.del(s_.names, *blockKey);
+            for (;;) {
+                for (; i < edited.size() && (!nextBlockKey || edited[i]->first < *nextBlockKey);
+                     ++i)
+                    editNameRow(edited[i]->first, edited[i]->second, rows);
+                // Left with less than half a block: the next block joins it (and the edits that
+                // fall in it), so that blocks emptied by removals do not stay small.
+                size_t bytes = 0;
+                for (const auto& [key, row] : rows)
+                    bytes += key.size() + row.size();
+                if (!nextBlockKey || bytes >= kNamesBlockBytes / 2)
+                    break;
+                lmdb::Cursor cursor(txn_, s_.names);
+                std::string_view k = *nextBlockKey, v;
+                if (!cursor.seek(MDB_SET_KEY, k, v))
+                    throw damaged();
+                take(cursor, k, v);
+            }
+            for (const std::string& key : blockKeys)
+                txn_.del(s_.names, key);
             for (const auto& [key, value] : encodeNamesBlocks(rows))
                 txn_.put(s_.names, key, value);
         }
