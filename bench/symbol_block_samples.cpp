@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
     try {
         auto env = lmdb::Env::open(argv[1], size_t(1) << 40, 32, 8, MDB_RDONLY);
         lmdb::Txn txn = lmdb::Txn::begin(env, true);
+        std::shared_ptr<const ZstdDictionary> own; // the store's (format 23), if it has one
+        if (auto bytes = txn.get(txn.openDb("meta", 0), "symbolDictionary"))
+            own = ZstdDictionary::fromBytes(std::string(*bytes));
         lmdb::Cursor cursor(txn, txn.openDb("symbols", 0));
         std::string_view k, v;
         size_t seen = 0, written = 0, bytes = 0;
@@ -38,10 +41,12 @@ int main(int argc, char** argv) {
             header.varint(); // rows
             header.varint(); // first line
             std::string plain;
-            // Format 17 and later compress against the dictionary, earlier formats did not.
+            // Format 17 and later compress against the built-in dictionary, format 23 against
+            // the store's own once it has one, earlier formats against none.
             if (header.failed() ||
-                (!decompress(header.rest(), plain, 64u << 20, ZstdDictionary::None) &&
-                 !decompress(header.rest(), plain, 64u << 20, ZstdDictionary::Symbols))) {
+                (!decompress(header.rest(), plain, 64u << 20) &&
+                 !decompress(header.rest(), plain, 64u << 20, &ZstdDictionary::builtInSymbols()) &&
+                 !(own && decompress(header.rest(), plain, 64u << 20, own.get())))) {
                 std::fprintf(stderr, "symbol_block_samples: a block that does not decode\n");
                 return 1;
             }

@@ -11,6 +11,7 @@
 #include "store/ref_blocks.h"
 #include "store/symbol_blocks.h"
 #include "store/symbol_store.h"
+#include "store/zstd_frame.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -182,6 +183,36 @@ public:
     /// Reference blocks decoded lately (thread-safe): 1,024 blocks of 128 rows of 20 bytes,
     /// 2.5 MiB at most.
     mutable BlockCache<std::vector<RefRow>> refBlocks{1024};
+
+    // --- The store's own dictionary for blocks of declarations (format 23) ---
+    /// `meta` key of the dictionary's bytes, written once, by the transaction whose samples
+    /// trained it; blocks written after that commit are compressed against it.
+    static constexpr std::string_view kOwnDictionaryKey = "symbolDictionary";
+    /// Trained once the writer has seen this many bytes of plain blocks (2 MiB: about 800 blocks
+    /// of 16, 13,000 declarations), into 64 KiB (twice the built-in one).
+    static constexpr size_t kDictionaryTrainingBytes = size_t(2) << 20;
+    static constexpr size_t kOwnDictionaryBytes = 64 << 10;
+    /// Kept only if it compresses the held-out blocks to at most this share of the built-in one's.
+    static constexpr size_t kOwnDictionaryMaxPercent = 95;
+    /// The dictionary blocks are compressed with from now on: the store's own, or null (the
+    /// built-in one) while it has none.
+    std::shared_ptr<const ZstdDictionary> encodingDictionary() const;
+    /// The store's own dictionary if its id is `id`: the one kept, else read from the snapshot
+    /// `read` (another process may have trained it after this one opened the store); null if
+    /// the snapshot has none of that id.
+    std::shared_ptr<const ZstdDictionary> ownDictionary(uint32_t id, const lmdb::Txn& read) const;
+    mutable std::mutex dictionaryMu;
+    mutable std::shared_ptr<const ZstdDictionary> dictionary; // Requires dictionaryMu
+    /// The writer's samples for training one (writer thread only): plain blocks of declarations
+    /// this process committed while the store had no dictionary, until kTrainingBytes; cleared
+    /// once a dictionary is trained or refused.
+    std::vector<std::string> dictionarySamples;
+    size_t dictionarySampleBytes = 0;
+    bool dictionaryDecided = false; ///< the store has one, or this process refused one
+    /// Trains a dictionary on dictionarySamples and the transaction's `more`, and returns it if it
+    /// compresses held-out blocks clearly better than the built-in one (writer thread).
+    std::shared_ptr<const ZstdDictionary> trainOwnDictionary(const std::vector<std::string>& more);
+
     /// Incremented by openEnvironment(): a vocabulary of an earlier environment is never used.
     std::atomic<uint64_t> environmentGeneration{0};
     mutable std::mutex vocabularyMu;
@@ -227,8 +258,9 @@ private:
     std::vector<std::pair<std::string, uint64_t>> commitBatch(std::vector<WriteOp>& batch);
 };
 
-/// Encodes and indexes a publication outside any lock (versions are not set yet).
-PendingTu encodeTu(IndexedTu tu);
+/// Encodes and indexes a publication outside any lock (versions are not set yet); its blocks of
+/// declarations are compressed against `dictionary` (null: the built-in one).
+PendingTu encodeTu(IndexedTu tu, const ZstdDictionary* dictionary);
 /// Files a WriteOp carries, for batch sizes.
 size_t fileCount(const WriteOp& op);
 

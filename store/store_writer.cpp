@@ -40,7 +40,8 @@ std::vector<uint32_t> EncodedFile::withUsr(const std::vector<std::pair<uint64_t,
 
 namespace {
 
-std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::string& owner) {
+std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::string& owner,
+                                              const ZstdDictionary* dictionary) {
     auto encoded = std::make_shared<EncodedFile>();
     encoded->ownerPath = owner;
     encoded->priority = file.priority;
@@ -72,7 +73,8 @@ std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::stri
         std::vector<std::string_view> rows;
         for (size_t seq = begin; seq < end; ++seq)
             rows.push_back(encoded->symbols[seq].value);
-        encoded->symbolBlocks.push_back(encodeSymbolBlock(rows, file.symbols[begin].location.line));
+        encoded->symbolBlocks.push_back(
+            encodeSymbolBlock(rows, file.symbols[begin].location.line, dictionary));
     }
     const auto& symbols = encoded->symbols;
     std::sort(encoded->symbolsByName.begin(), encoded->symbolsByName.end(),
@@ -86,7 +88,7 @@ std::shared_ptr<const EncodedFile> encodeFile(IndexedFile& file, const std::stri
 
 } // namespace
 
-PendingTu encodeTu(IndexedTu tu) {
+PendingTu encodeTu(IndexedTu tu, const ZstdDictionary* dictionary) {
     PendingTu pending;
     pending.mainFile = std::move(tu.mainFile);
     pending.generation = tu.generation;
@@ -97,7 +99,7 @@ PendingTu encodeTu(IndexedTu tu) {
     pending.aliases = std::move(tu.aliases);
     pending.files.reserve(tu.files.size());
     for (IndexedFile& file : tu.files)
-        pending.files.push_back({encodeFile(file, pending.mainFile), 0});
+        pending.files.push_back({encodeFile(file, pending.mainFile, dictionary), 0});
     return pending;
 }
 
@@ -256,9 +258,14 @@ public:
             }
         }
         for (const auto& [key, value] : edit.setMeta)
-            if (key != "format")
+            if (key != "format" && key != SymbolStore::Impl::kOwnDictionaryKey)
                 txn_.put(s_.meta, key, value);
     }
+
+    /// Plain blocks of declarations this transaction wrote while the store had no dictionary of
+    /// its own, for training one (up to what the writer still needs).
+    const std::vector<std::string>& samples() const { return samples_; }
+    size_t sampleBytes() const { return sampleBytes_; }
 
     static constexpr uint64_t kRemoved = 0;
     /// The staged versions written by this transaction, in order (kRemoved: a removal): they leave
@@ -316,8 +323,17 @@ private:
     void writeFile(const EncodedFile& file) {
         uint32_t id = fileId(file.record.path, true);
         removeContents(id);
-        for (uint32_t block = 0; block < file.symbolBlocks.size(); ++block)
+        for (uint32_t block = 0; block < file.symbolBlocks.size(); ++block) {
             txn_.put(s_.symbols, rowKey(id, block), file.symbolBlocks[block]);
+            if (!s_.dictionaryDecided && s_.dictionarySampleBytes + sampleBytes_ <
+                                             SymbolStore::Impl::kDictionaryTrainingBytes) {
+                std::optional<SymbolBlock> decoded = decodeBlock(file.symbolBlocks[block]);
+                if (!decoded)
+                    throw std::logic_error("a block of declarations that does not decode");
+                samples_.emplace_back(decoded->plain());
+                sampleBytes_ += samples_.back().size();
+            }
+        }
         for (uint32_t seq = 0; seq < file.symbols.size(); ++seq) {
             const EncodedSymbol& symbol = file.symbols[seq];
             if (!symbol.nameKey.empty()) // a local (kLocal) has none
@@ -338,6 +354,15 @@ private:
         txn_.put(s_.files, fileIdKey(id), encodeFileRecord(record));
     }
 
+    /// A block of declarations of this transaction's snapshot, against whichever dictionary it
+    /// names; nullopt if it does not decode.
+    std::optional<SymbolBlock> decodeBlock(std::string_view bytes) {
+        const uint32_t id = symbolBlockDictionaryId(bytes);
+        if (id != ZstdDictionary::builtInSymbols().id() && (!own_ || own_->id() != id))
+            own_ = s_.ownDictionary(id, txn_);
+        return SymbolBlock::decode(bytes, own_.get());
+    }
+
     /// Deletes every symbol and reference of a file together with their index entries.
     void removeContents(uint32_t id) {
         const std::string prefix = fileIdKey(id);
@@ -351,7 +376,7 @@ private:
                     return damagedStore(s_.options.directory,
                                         "corrupt symbol block in file " + std::to_string(id));
                 };
-                std::optional<SymbolBlock> block = SymbolBlock::decode(value);
+                std::optional<SymbolBlock> block = decodeBlock(value);
                 if (!block)
                     throw damaged();
                 const uint32_t first = rowSeq(key) * uint32_t(kSymbolsPerBlock);
@@ -695,6 +720,9 @@ private:
         NameEntry entry;  ///< a removal names its place only
         bool add;
     };
+    std::shared_ptr<const ZstdDictionary> own_; ///< decodeBlock()'s store dictionary
+    std::vector<std::string> samples_;
+    size_t sampleBytes_ = 0;
     /// The names to write at finish() by id (an empty one: the id is dropped), in id order.
     std::map<uint32_t, std::string> nameTextEdits_;
     /// The postings to add (true) or remove at finish(), per token.
@@ -823,6 +851,38 @@ void SymbolStore::Impl::writerLoop() {
     }
 }
 
+std::shared_ptr<const ZstdDictionary>
+SymbolStore::Impl::trainOwnDictionary(const std::vector<std::string>& more) {
+    // Every fifth block is held out: a dictionary is judged on blocks it was not trained on.
+    std::vector<std::string> training, heldOut;
+    size_t n = 0;
+    const std::vector<std::string>* both[] = {&dictionarySamples, &more};
+    for (const std::vector<std::string>* samples : both)
+        for (const std::string& sample : *samples)
+            (n++ % 5 == 4 ? heldOut : training).push_back(sample);
+    std::optional<std::string> bytes = trainDictionary(training, kOwnDictionaryBytes);
+    std::shared_ptr<const ZstdDictionary> trained =
+        bytes ? ZstdDictionary::fromBytes(std::move(*bytes)) : nullptr;
+    const ZstdDictionary& builtIn = ZstdDictionary::builtInSymbols();
+    if (!trained || trained->id() == builtIn.id())
+        return nullptr;
+    size_t ownBytes = 0, builtInBytes = 0;
+    std::string frame;
+    for (const std::string& sample : heldOut) {
+        frame.clear();
+        appendCompressed(frame, sample, trained.get());
+        ownBytes += frame.size();
+        frame.clear();
+        appendCompressed(frame, sample, &builtIn);
+        builtInBytes += frame.size();
+    }
+    // Kept if clearly smaller: a tree like the built-in dictionary's own (LevelDB, fmtlib) gains
+    // nothing from a dictionary of its own.
+    if (ownBytes * 100 > builtInBytes * kOwnDictionaryMaxPercent)
+        return nullptr;
+    return trained;
+}
+
 std::vector<std::pair<std::string, uint64_t>>
 SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
     for (int attempt = 0;; ++attempt) {
@@ -836,7 +896,28 @@ SymbolStore::Impl::commitBatch(std::vector<WriteOp>& batch) {
                     context.apply(std::get<StoreEdit>(op));
             }
             context.finish();
+            // Enough of the store's own declarations seen: a dictionary trained on them, if it
+            // beats the built-in one, is stored with this commit and used from then on.
+            const bool train =
+                !dictionaryDecided &&
+                dictionarySampleBytes + context.sampleBytes() >= kDictionaryTrainingBytes;
+            std::shared_ptr<const ZstdDictionary> trained;
+            if (train && (trained = trainOwnDictionary(context.samples())))
+                txn.put(meta, kOwnDictionaryKey, trained->bytes());
             txn.commit();
+            if (train) {
+                dictionaryDecided = true;
+                dictionarySamples = {};
+                dictionarySampleBytes = 0;
+                if (trained) {
+                    std::lock_guard lock(dictionaryMu);
+                    dictionary = trained;
+                }
+            } else {
+                for (const std::string& sample : context.samples())
+                    dictionarySamples.push_back(sample);
+                dictionarySampleBytes += context.sampleBytes();
+            }
             // Our own commit: the next open need not walk the trees (store_check.h). The id is
             // the last LMDB committed: a transaction that changed nothing writes no new one.
             MDB_envinfo info;

@@ -13,7 +13,8 @@ constexpr size_t kMaxBlockBytes = 64u << 20;
 
 } // namespace
 
-std::string encodeSymbolBlock(const std::vector<std::string_view>& rows, uint32_t firstLine) {
+std::string encodeSymbolBlock(const std::vector<std::string_view>& rows, uint32_t firstLine,
+                              const ZstdDictionary* dictionary) {
     std::string plain;
     Writer rowsOut(plain);
     for (std::string_view row : rows)
@@ -22,7 +23,7 @@ std::string encodeSymbolBlock(const std::vector<std::string_view>& rows, uint32_
     Writer w(block);
     w.varint(rows.size());
     w.varint(firstLine);
-    appendCompressed(block, plain, ZstdDictionary::Symbols);
+    appendCompressed(block, plain, dictionary ? dictionary : &ZstdDictionary::builtInSymbols());
     return block;
 }
 
@@ -35,14 +36,28 @@ std::optional<uint32_t> symbolBlockFirstLine(std::string_view block) {
     return uint32_t(line);
 }
 
-std::optional<SymbolBlock> SymbolBlock::decode(std::string_view block) {
+uint32_t symbolBlockDictionaryId(std::string_view block) {
+    Reader header(block);
+    header.varint();
+    header.varint();
+    return header.failed() ? 0 : frameDictionaryId(header.rest());
+}
+
+std::optional<SymbolBlock> SymbolBlock::decode(std::string_view block,
+                                               const ZstdDictionary* storeDictionary) {
     Reader header(block);
     const uint64_t count = header.varint();
     const uint64_t firstLine = header.varint();
     if (header.failed() || count == 0 || count > kSymbolsPerBlock || firstLine > UINT32_MAX)
         return std::nullopt;
+    const ZstdDictionary& builtIn = ZstdDictionary::builtInSymbols();
+    const uint32_t id = frameDictionaryId(header.rest());
+    const ZstdDictionary* dictionary = id == builtIn.id() ? &builtIn
+                                       : storeDictionary && id == storeDictionary->id()
+                                           ? storeDictionary
+                                           : nullptr;
     SymbolBlock out;
-    if (!decompress(header.rest(), out.bytes_, kMaxBlockBytes, ZstdDictionary::Symbols))
+    if (!dictionary || !decompress(header.rest(), out.bytes_, kMaxBlockBytes, dictionary))
         return std::nullopt;
     Reader rows(out.bytes_);
     for (uint64_t i = 0; i < count; ++i) {

@@ -19,20 +19,31 @@
 
 namespace symdex {
 
+class ZstdDictionary;
+
 inline constexpr size_t kSymbolsPerBlock = 16;
 
 /// A block of `rows` (1 to kSymbolsPerBlock encoded symbols, in source order); `firstLine` is the
-/// line of the first.
-std::string encodeSymbolBlock(const std::vector<std::string_view>& rows, uint32_t firstLine);
+/// line of the first. Compressed against `dictionary`: the store's own (format 23), else the one
+/// built in.
+std::string encodeSymbolBlock(const std::vector<std::string_view>& rows, uint32_t firstLine,
+                              const ZstdDictionary* dictionary = nullptr);
 
 /// The line of a block's first row, read without decompressing.
 std::optional<uint32_t> symbolBlockFirstLine(std::string_view block);
 
+/// The id of the dictionary a block is compressed against (0 if the block is malformed).
+uint32_t symbolBlockDictionaryId(std::string_view block);
+
 /// A block's rows, decompressed; nullopt if the block is malformed.
 class SymbolBlock {
 public:
-    static std::optional<SymbolBlock> decode(std::string_view block);
+    /// Decodes a block compressed against the built-in dictionary or `storeDictionary`.
+    static std::optional<SymbolBlock> decode(std::string_view block,
+                                             const ZstdDictionary* storeDictionary = nullptr);
     size_t size() const { return rows_.size(); }
+    /// The rows as compressed: each after its varint length (dictionary training's sample).
+    std::string_view plain() const { return bytes_; }
     /// The encoded symbol at `index` (decodeSymbol() reads it).
     std::string_view row(size_t index) const {
         return std::string_view(bytes_).substr(rows_[index].first, rows_[index].second);

@@ -165,7 +165,11 @@ public:
                                                    std::string_view bytes) {
         if (std::shared_ptr<const SymbolBlock> kept = s_.symbolBlocks.find(id, block, bytes))
             return kept;
-        std::optional<SymbolBlock> decoded = SymbolBlock::decode(bytes);
+        const uint32_t dictionary = symbolBlockDictionaryId(bytes);
+        if (dictionary != ZstdDictionary::builtInSymbols().id() &&
+            (!ownDictionary_ || ownDictionary_->id() != dictionary))
+            ownDictionary_ = s_.ownDictionary(dictionary, txn_);
+        std::optional<SymbolBlock> decoded = SymbolBlock::decode(bytes, ownDictionary_.get());
         if (!decoded)
             throw damagedStore(s_.options.directory, "corrupt symbol block in '" + path(id) + "'");
         auto shared = std::make_shared<const SymbolBlock>(std::move(*decoded));
@@ -405,8 +409,9 @@ private:
     const SymbolStore::Impl& s_;
     const lmdb::Txn& txn_;
     std::unordered_map<uint32_t, std::string> paths_;
-    std::vector<UsrEntry> usrEntries_;               ///< usrEntries()' answer
-    std::shared_ptr<const SymbolBlock> cachedBlock_; ///< symbol()'s last block
+    std::vector<UsrEntry> usrEntries_;                    ///< usrEntries()' answer
+    std::shared_ptr<const SymbolBlock> cachedBlock_;      ///< symbol()'s last block
+    std::shared_ptr<const ZstdDictionary> ownDictionary_; ///< the store's, once a block names it
     std::pair<uint32_t, uint32_t> cachedBlockKey_;
 };
 
@@ -631,8 +636,43 @@ void SymbolStore::Impl::openEnvironment() {
     } catch (const StoreError& e) {
         throw notAStore(e);
     }
+    std::shared_ptr<const ZstdDictionary> own;
+    if (auto bytes = txn.get(meta, kOwnDictionaryKey)) {
+        own = ZstdDictionary::fromBytes(std::string(*bytes));
+        if (!own)
+            throw damagedStore(dir, "corrupt dictionary of declarations in the meta table");
+    }
+    {
+        std::lock_guard lock(dictionaryMu);
+        dictionary = own;
+    }
+    dictionaryDecided = own != nullptr;
+    dictionarySamples = {};
+    dictionarySampleBytes = 0;
     // Committed even when read-only: handles opened in an aborted transaction are closed.
     txn.commit();
+}
+
+std::shared_ptr<const ZstdDictionary> SymbolStore::Impl::encodingDictionary() const {
+    std::lock_guard lock(dictionaryMu);
+    return dictionary;
+}
+
+std::shared_ptr<const ZstdDictionary>
+SymbolStore::Impl::ownDictionary(uint32_t id, const lmdb::Txn& read) const {
+    {
+        std::lock_guard lock(dictionaryMu);
+        if (dictionary && dictionary->id() == id)
+            return dictionary;
+    }
+    auto bytes = read.get(meta, kOwnDictionaryKey);
+    std::shared_ptr<const ZstdDictionary> own =
+        bytes ? ZstdDictionary::fromBytes(std::string(*bytes)) : nullptr;
+    if (!own || own->id() != id)
+        return nullptr;
+    std::lock_guard lock(dictionaryMu);
+    dictionary = own;
+    return own;
 }
 
 std::unique_ptr<SymbolStore> SymbolStore::open(const StoreOptions& options) {
@@ -676,7 +716,8 @@ void SymbolStore::publish(IndexedTu tu) {
         tu.includedFiles.insert(tu.includedFiles.begin(), tu.mainFile);
         tu.includedHashes.insert(tu.includedHashes.begin(), 0);
     }
-    PendingTu pending = encodeTu(std::move(tu)); // no lock held
+    const std::shared_ptr<const ZstdDictionary> dictionary = impl_->encodingDictionary();
+    PendingTu pending = encodeTu(std::move(tu), dictionary.get()); // no lock held
     {
         std::unique_lock<CountedSharedMutex> global;
         if (impl_->options.lockMode == LockMode::Global)

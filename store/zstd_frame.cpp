@@ -2,8 +2,8 @@
 
 #include "store/symbol_dictionary.h"
 
-#include <memory>
 #include <stdexcept>
+#include <zdict.h>
 #include <zstd.h>
 
 namespace symdex {
@@ -30,29 +30,41 @@ ZSTD_DCtx* decompressor() {
     return context.get();
 }
 
-/// The dictionary digested once for each direction; zstd's digested dictionaries are read-only,
-/// shared by every thread's context.
-const ZSTD_CDict* compressionDictionary() {
-    static const std::unique_ptr<ZSTD_CDict, decltype(&ZSTD_freeCDict)> dictionary(
-        ZSTD_createCDict(symbolDictionary().data(), symbolDictionary().size(), kLevel),
-        &ZSTD_freeCDict);
-    return dictionary.get();
-}
-const ZSTD_DDict* decompressionDictionary() {
-    static const std::unique_ptr<ZSTD_DDict, decltype(&ZSTD_freeDDict)> dictionary(
-        ZSTD_createDDict(symbolDictionary().data(), symbolDictionary().size()), &ZSTD_freeDDict);
-    return dictionary.get();
-}
-
 } // namespace
 
-void appendCompressed(std::string& out, std::string_view plain, ZstdDictionary dictionary) {
+ZstdDictionary::ZstdDictionary(std::string bytes) : bytes_(std::move(bytes)) {
+    id_ = ZDICT_getDictID(bytes_.data(), bytes_.size());
+    if (id_ == 0)
+        return;
+    compress_ = ZSTD_createCDict(bytes_.data(), bytes_.size(), kLevel);
+    decompress_ = ZSTD_createDDict(bytes_.data(), bytes_.size());
+}
+
+ZstdDictionary::~ZstdDictionary() {
+    ZSTD_freeCDict(compress_);
+    ZSTD_freeDDict(decompress_);
+}
+
+std::shared_ptr<const ZstdDictionary> ZstdDictionary::fromBytes(std::string bytes) {
+    std::shared_ptr<const ZstdDictionary> dictionary(new ZstdDictionary(std::move(bytes)));
+    if (dictionary->id_ == 0 || !dictionary->compress_ || !dictionary->decompress_)
+        return nullptr;
+    return dictionary;
+}
+
+const ZstdDictionary& ZstdDictionary::builtInSymbols() {
+    static const std::shared_ptr<const ZstdDictionary> dictionary =
+        fromBytes(std::string(symbolDictionary()));
+    return *dictionary;
+}
+
+void appendCompressed(std::string& out, std::string_view plain, const ZstdDictionary* dictionary) {
     const size_t header = out.size();
     out.resize(header + ZSTD_compressBound(plain.size()));
     const size_t written =
-        dictionary == ZstdDictionary::Symbols
+        dictionary
             ? ZSTD_compress_usingCDict(compressor(), out.data() + header, out.size() - header,
-                                       plain.data(), plain.size(), compressionDictionary())
+                                       plain.data(), plain.size(), dictionary->forCompression())
             : ZSTD_compressCCtx(compressor(), out.data() + header, out.size() - header,
                                 plain.data(), plain.size(), kLevel);
     if (ZSTD_isError(written))
@@ -60,24 +72,42 @@ void appendCompressed(std::string& out, std::string_view plain, ZstdDictionary d
     out.resize(header + written);
 }
 
+uint32_t frameDictionaryId(std::string_view frame) {
+    return ZSTD_getDictID_fromFrame(frame.data(), frame.size());
+}
+
 bool decompress(std::string_view frame, std::string& out, size_t maxBytes,
-                ZstdDictionary dictionary) {
+                const ZstdDictionary* dictionary) {
     const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > maxBytes)
         return false;
-    // A frame names its dictionary: a block of another format is refused, not misread.
-    const unsigned expected = dictionary == ZstdDictionary::Symbols
-                                  ? ZSTD_getDictID_fromDDict(decompressionDictionary())
-                                  : 0;
-    if (ZSTD_getDictID_fromFrame(frame.data(), frame.size()) != expected)
+    // A frame names its dictionary: a block of another format or store is refused, not misread.
+    if (frameDictionaryId(frame) != (dictionary ? dictionary->id() : 0))
         return false;
     out.resize(size);
     const size_t read =
-        dictionary == ZstdDictionary::Symbols
+        dictionary
             ? ZSTD_decompress_usingDDict(decompressor(), out.data(), size, frame.data(),
-                                         frame.size(), decompressionDictionary())
+                                         frame.size(), dictionary->forDecompression())
             : ZSTD_decompressDCtx(decompressor(), out.data(), size, frame.data(), frame.size());
     return !ZSTD_isError(read) && read == size;
+}
+
+std::optional<std::string> trainDictionary(const std::vector<std::string>& samples,
+                                           size_t capacity) {
+    std::string joined;
+    std::vector<size_t> sizes;
+    for (const std::string& sample : samples) {
+        joined += sample;
+        sizes.push_back(sample.size());
+    }
+    std::string dictionary(capacity, '\0');
+    const size_t size = ZDICT_trainFromBuffer(dictionary.data(), dictionary.size(), joined.data(),
+                                              sizes.data(), unsigned(sizes.size()));
+    if (ZDICT_isError(size))
+        return std::nullopt;
+    dictionary.resize(size);
+    return dictionary;
 }
 
 } // namespace symdex
