@@ -36,8 +36,16 @@ ZstdDictionary::ZstdDictionary(std::string bytes) : bytes_(std::move(bytes)) {
     id_ = ZDICT_getDictID(bytes_.data(), bytes_.size());
     if (id_ == 0)
         return;
-    compress_ = ZSTD_createCDict(bytes_.data(), bytes_.size(), kLevel);
     decompress_ = ZSTD_createDDict(bytes_.data(), bytes_.size());
+}
+
+const ZSTD_CDict* ZstdDictionary::forCompression() const {
+    std::call_once(compressOnce_, [this] {
+        compress_ = ZSTD_createCDict(bytes_.data(), bytes_.size(), kLevel);
+        if (!compress_)
+            throw std::runtime_error("zstd: cannot digest a dictionary for compression");
+    });
+    return compress_;
 }
 
 ZstdDictionary::~ZstdDictionary() {
@@ -47,7 +55,7 @@ ZstdDictionary::~ZstdDictionary() {
 
 std::shared_ptr<const ZstdDictionary> ZstdDictionary::fromBytes(std::string bytes) {
     std::shared_ptr<const ZstdDictionary> dictionary(new ZstdDictionary(std::move(bytes)));
-    if (dictionary->id_ == 0 || !dictionary->compress_ || !dictionary->decompress_)
+    if (dictionary->id_ == 0 || !dictionary->decompress_)
         return nullptr;
     return dictionary;
 }

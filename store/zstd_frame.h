@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,14 +32,17 @@ public:
 
     uint32_t id() const { return id_; }
     std::string_view bytes() const { return bytes_; }
-    const ZSTD_CDict* forCompression() const { return compress_; }
+    /// Digested for compression on first use: a process that only reads never pays for it
+    /// (hashing every position of the dictionary, about a million instructions for 64 KiB).
+    const ZSTD_CDict* forCompression() const;
     const ZSTD_DDict* forDecompression() const { return decompress_; }
 
 private:
     explicit ZstdDictionary(std::string bytes);
     std::string bytes_;
     uint32_t id_ = 0;
-    ZSTD_CDict* compress_ = nullptr;
+    mutable std::once_flag compressOnce_;
+    mutable ZSTD_CDict* compress_ = nullptr;
     ZSTD_DDict* decompress_ = nullptr;
 };
 
