@@ -109,11 +109,16 @@ def main():
     print(f"\nnames: {rows} rows in {blocks} blocks, {mib(stored)} with their nodes "
           f"({stored / max(rows, 1):.1f} B a row)")
 
-    rows = stored = 0
+    # Format 24: u32 targets, their usrs buckets packed 18 bits each, 8 bytes a container.
+    rows = stored = targets = containers = 0
     for _, v in dump(store, "refUsrs"):
         rows += 1
         stored += len(v)
-    print(f"refUsrs: {rows} rows, {mib(stored)} of USR hashes ({stored // 8} of 8 bytes)")
+        n = int.from_bytes(v[:4], "big")
+        targets += n
+        containers += (len(v) - 4 - (n * 18 + 7) // 8) // 8
+    print(f"refUsrs: {rows} rows, {mib(stored)}: {targets} targets (18-bit buckets), "
+          f"{containers} containers (8-byte hashes)")
 
 
 if __name__ == "__main__":

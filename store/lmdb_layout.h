@@ -70,6 +70,11 @@ bool decodeUsrBucket(std::string_view bytes, std::vector<UsrBucketRow>& rows);
 /// gives `damaged` true if the bucket is malformed.
 std::optional<std::string_view> findUsrRow(std::string_view bucket, uint64_t usrHash,
                                            bool& damaged);
+/// Calls found(index, hash) for each USR of the `usrs` bucket numbered `number` (`bucket`, its
+/// value) that file `fileId`'s references name: its entry (fileId, kRefTag, index) says where in
+/// the file's UsrTable it is. False if the bucket is malformed.
+template <typename Found>
+bool forEachTargetOfFile(std::string_view bucket, uint32_t number, uint32_t fileId, Found&& found);
 /// One entry of a `usrs` row: a declaration, row `seq` of `symbols` (kDeclTag), or a file whose
 /// references name the USR, `seq` its index in the file's UsrTable (kRefTag), and `relation`
 /// when one of them has kRoleBase or kRoleOverride.
@@ -90,6 +95,31 @@ struct UsrEntry {
 std::string encodeUsrRow(const std::vector<UsrEntry>& entries);
 /// False if `bytes` is not a row.
 bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries);
+
+template <typename Found>
+bool forEachTargetOfFile(std::string_view bucket, uint32_t number, uint32_t fileId, Found&& found) {
+    const uint64_t high = uint64_t(number) << (64 - kUsrBucketBits);
+    Reader r(bucket);
+    while (!r.atEnd()) {
+        if (r.rest().size() < 6)
+            return false;
+        const uint64_t low = readBigEndian(r.rest(), 6);
+        r = Reader(r.rest().substr(6));
+        const uint64_t count = r.varint();
+        if (r.failed() || count > r.rest().size())
+            return false;
+        uint64_t file = 0;
+        for (uint64_t i = 0; i < count; ++i) {
+            file += r.varint();
+            const uint64_t seq = r.varint();
+            if (r.failed())
+                return false;
+            if (file == fileId && (seq & 1) && (seq >> 2) <= UINT32_MAX)
+                found(uint32_t(seq >> 2), high | low);
+        }
+    }
+    return true;
+}
 /// One declaration of a `names` row: a row (fileId, seq) of `symbols` and its EntryRank, packed
 /// (name_index.h).
 struct NameEntry {

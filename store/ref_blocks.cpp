@@ -1,6 +1,7 @@
 #include "store/ref_blocks.h"
 
 #include "store/encoding.h"
+#include "store/lmdb_layout.h"
 #include "store/zstd_frame.h"
 
 #include <algorithm>
@@ -27,9 +28,7 @@ RefBlocks encodeRefBlocks(const std::vector<Reference>& refs) {
     RefBlocks out;
     out.targets = targets;
     out.relation.assign(targets, 0);
-    appendBigEndian(out.usrTable, targets, 4);
-    for (uint64_t usr : order)
-        appendBigEndian(out.usrTable, usr, 8);
+    out.usrTable = UsrTable::encode(order, targets);
 
     uint32_t named = 0; // the targets the blocks so far named
     for (size_t begin = 0; begin < refs.size(); begin += kRefsPerBlock) {
@@ -71,22 +70,54 @@ RefBlocks encodeRefBlocks(const std::vector<Reference>& refs) {
         appendCompressed(block, plain);
         out.blocks.push_back(std::move(block));
     }
+    out.usrs = std::move(order);
+    return out;
+}
+
+std::string UsrTable::encode(const std::vector<uint64_t>& usrs, uint32_t targets) {
+    std::string out;
+    appendBigEndian(out, targets, 4);
+    // The buckets, packed: kUsrBucketBits each, from the first byte's high bit on.
+    uint64_t pending = 0; // bits not yet written, in the low `bits` bits
+    int bits = 0;
+    for (uint32_t i = 0; i < targets; ++i) {
+        pending = pending << kUsrBucketBits | (usrs[i] >> (64 - kUsrBucketBits));
+        for (bits += kUsrBucketBits; bits >= 8; bits -= 8)
+            out.push_back(char(uint8_t(pending >> (bits - 8))));
+    }
+    if (bits > 0)
+        out.push_back(char(uint8_t(pending << (8 - bits))));
+    for (size_t i = targets; i < usrs.size(); ++i)
+        appendBigEndian(out, usrs[i], 8);
     return out;
 }
 
 std::optional<UsrTable> UsrTable::parse(std::string_view bytes) {
-    if (bytes.size() < 4 || (bytes.size() - 4) % 8 != 0)
+    if (bytes.size() < 4)
         return std::nullopt;
     UsrTable table;
     table.bytes_ = bytes;
     table.targets_ = uint32_t(readBigEndian(bytes, 4));
-    if (table.targets_ > table.size())
+    table.containersAt_ = 4 + (uint64_t(table.targets_) * kUsrBucketBits + 7) / 8;
+    if (table.containersAt_ > bytes.size() || (bytes.size() - table.containersAt_) % 8 != 0)
         return std::nullopt;
+    table.containers_ = (bytes.size() - table.containersAt_) / 8;
     return table;
 }
 
-uint64_t UsrTable::at(size_t index) const {
-    return readBigEndian(bytes_.substr(4 + 8 * index), 8);
+uint32_t UsrTable::bucket(size_t index) const {
+    const size_t bit = index * kUsrBucketBits;
+    // The 18 bits span at most 4 bytes from the one they begin in (the padding reads as zeros).
+    uint32_t window = 0;
+    for (size_t i = 0; i < 4; ++i) {
+        const size_t at = 4 + bit / 8 + i;
+        window = window << 8 | (at < containersAt_ ? uint8_t(bytes_[at]) : 0u);
+    }
+    return (window >> (32 - kUsrBucketBits - bit % 8)) & ((1u << kUsrBucketBits) - 1);
+}
+
+uint64_t UsrTable::container(size_t index) const {
+    return readBigEndian(bytes_.substr(containersAt_ + 8 * (index - targets_)), 8);
 }
 
 namespace {
@@ -144,28 +175,33 @@ bool parseRows(std::string_view plain, std::vector<RefRow>& out) {
 
 } // namespace
 
-bool appendRefs(const std::vector<RefRow>& rows, const UsrTable& table, std::vector<Reference>& out,
-                std::optional<uint32_t> only, uint32_t firstLine, uint32_t lastLine) {
-    const size_t size = table.size();
+bool appendRefs(const std::vector<RefRow>& rows, size_t size, uint32_t targets, const UsrAt& usrAt,
+                std::vector<Reference>& out, std::optional<uint32_t> only, uint32_t firstLine,
+                uint32_t lastLine) {
     for (const RefRow& row : rows) {
-        if (row.target >= table.targets() || row.container > size)
+        if (row.target >= targets || row.container > size)
             return false;
         if ((only && row.target != *only) || row.line < firstLine || row.line > lastLine)
             continue;
         Reference ref;
-        ref.usrHash = table.at(row.target);
+        const std::optional<uint64_t> usr = usrAt(row.target);
+        const std::optional<uint64_t> container =
+            row.container ? usrAt(row.container - 1) : std::optional<uint64_t>(0);
+        if (!usr || !container)
+            return false;
+        ref.usrHash = *usr;
         ref.location = {row.line, row.column};
         ref.roles = row.roles;
-        ref.container = row.container ? table.at(row.container - 1) : 0;
+        ref.container = *container;
         out.push_back(ref);
     }
     return true;
 }
 
-bool decodeRefRows(std::string_view plain, const UsrTable& table, std::vector<Reference>& out,
-                   std::optional<uint32_t> only) {
+bool decodeRefRows(std::string_view plain, size_t size, uint32_t targets, const UsrAt& usrAt,
+                   std::vector<Reference>& out, std::optional<uint32_t> only) {
     std::vector<RefRow> rows;
-    return parseRows(plain, rows) && appendRefs(rows, table, out, only);
+    return parseRows(plain, rows) && appendRefs(rows, size, targets, usrAt, out, only);
 }
 
 std::optional<std::vector<RefRow>> decodeRefBlockRows(std::string_view block) {
@@ -181,10 +217,10 @@ std::optional<std::vector<RefRow>> decodeRefBlockRows(std::string_view block) {
     return rows;
 }
 
-bool decodeRefBlock(std::string_view block, const UsrTable& table, std::vector<Reference>& out,
-                    std::optional<uint32_t> only) {
+bool decodeRefBlock(std::string_view block, size_t size, uint32_t targets, const UsrAt& usrAt,
+                    std::vector<Reference>& out, std::optional<uint32_t> only) {
     std::optional<std::vector<RefRow>> rows = decodeRefBlockRows(block);
-    return rows && appendRefs(*rows, table, out, only);
+    return rows && appendRefs(*rows, size, targets, usrAt, out, only);
 }
 
 std::optional<uint32_t> refBlockFirstLine(std::string_view block) {

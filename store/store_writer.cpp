@@ -345,9 +345,9 @@ private:
             txn_.put(s_.refUsrs, fileIdKey(id), refs.usrTable);
             for (uint32_t block = 0; block < refs.blocks.size(); ++block)
                 txn_.put(s_.refs, rowKey(id, block), refs.blocks[block]);
-            const std::optional<UsrTable> table = UsrTable::parse(refs.usrTable);
-            for (uint32_t index = 0; index < table->targets(); ++index)
-                editUsr(table->at(index), {id, kRefTag, index, refs.relation.at(index) != 0}, true);
+            for (uint32_t index = 0; index < refs.targets; ++index)
+                editUsr(refs.usrs[index], {id, kRefTag, index, refs.relation.at(index) != 0}, true);
+            tablesWritten_[id] = &refs;
         }
         FileRecord record = file.record;
         record.ownerFileId = file.ownerPath.empty() ? 0 : fileId(file.ownerPath, true);
@@ -394,14 +394,18 @@ private:
                 cursor.del();
             }
         }
-        if (auto found = txn_.get(s_.refUsrs, prefix)) {
+        if (auto written = tablesWritten_.find(id); written != tablesWritten_.end()) {
+            // Written by this transaction: its `usrs` entries are still edits, not rows to read
+            // the hashes back from.
+            const RefBlocks& refs = *written->second;
+            for (uint32_t index = 0; index < refs.targets; ++index)
+                editUsr(refs.usrs[index], {id, kRefTag, index}, false);
+            tablesWritten_.erase(written);
+            txn_.del(s_.refUsrs, prefix);
+        } else if (auto found = txn_.get(s_.refUsrs, prefix)) {
             const std::string bytes(*found); // the page changes under the deletes below
-            const std::optional<UsrTable> table = UsrTable::parse(bytes);
-            if (!table)
-                throw damagedStore(s_.options.directory,
-                                   "corrupt reference table of file " + std::to_string(id));
-            for (uint32_t index = 0; index < table->targets(); ++index)
-                editUsr(table->at(index), {id, kRefTag, index}, false);
+            for (uint32_t index = 0; const uint64_t usr : committedTargets(id, bytes))
+                editUsr(usr, {id, kRefTag, index++}, false);
             txn_.del(s_.refUsrs, prefix);
         }
         lmdb::Cursor cursor(txn_, s_.refs);
@@ -410,6 +414,37 @@ private:
         for (bool more = cursor.seek(MDB_SET_RANGE, key, value); more && key.substr(0, 4) == prefix;
              more = cursor.get(MDB_NEXT, key, value))
             cursor.del();
+    }
+
+    /// The hashes of the targets of file `id`'s committed UsrTable (`bytes`), read from the
+    /// `usrs` buckets it names: the rows as the transaction began, as finish() changes them.
+    std::vector<uint64_t> committedTargets(uint32_t id, std::string_view bytes) {
+        auto damaged = [&] {
+            return damagedStore(s_.options.directory,
+                                "corrupt reference table of file " + std::to_string(id));
+        };
+        const std::optional<UsrTable> table = UsrTable::parse(bytes);
+        if (!table)
+            throw damaged();
+        std::vector<uint64_t> hashes(table->targets(), 0);
+        std::vector<uint32_t> buckets;
+        for (uint32_t index = 0; index < table->targets(); ++index)
+            buckets.push_back(table->bucket(index));
+        std::sort(buckets.begin(), buckets.end());
+        buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
+        for (uint32_t bucket : buckets) {
+            std::string key;
+            appendBigEndian(key, bucket, 4);
+            auto found = txn_.get(s_.usrs, key);
+            if (!found || !forEachTargetOfFile(*found, bucket, id, [&](uint32_t i, uint64_t h) {
+                    if (i < hashes.size())
+                        hashes[i] = h;
+                }))
+                throw damaged();
+        }
+        if (std::find(hashes.begin(), hashes.end(), 0) != hashes.end())
+            throw damaged();
+        return hashes;
     }
 
     /// Adds (or removes) `entry` to the `usrs` row of `usrHash`, at finish(), in call order.
@@ -721,6 +756,8 @@ private:
         bool add;
     };
     std::shared_ptr<const ZstdDictionary> own_; ///< decodeBlock()'s store dictionary
+    /// The references this transaction wrote, by file id, while they are the file's.
+    std::unordered_map<uint32_t, const RefBlocks*> tablesWritten_;
     std::vector<std::string> samples_;
     size_t sampleBytes_ = 0;
     /// The names to write at finish() by id (an empty one: the id is dropped), in id order.

@@ -246,8 +246,16 @@ public:
         return symbols;
     }
 
+    /// A file's USR table, its targets' hashes read from their `usrs` buckets as they are asked
+    /// for: a bucket read resolves every target of the file it holds.
+    struct FileTable {
+        uint32_t file = 0;
+        UsrTable table;
+        std::vector<uint64_t> hashes; ///< by target index, 0 until resolved; empty until one is
+    };
+
     /// The USR table of file `id`'s references; nullopt if it has none.
-    std::optional<UsrTable> refTable(uint32_t id) {
+    std::optional<FileTable> refTable(uint32_t id) {
         auto bytes = txn_.get(s_.refUsrs, fileIdKey(id));
         if (!bytes)
             return std::nullopt;
@@ -255,28 +263,58 @@ public:
         if (!table)
             throw damagedStore(s_.options.directory,
                                "corrupt reference table in '" + path(id) + "'");
-        return table;
+        return FileTable{id, *table, {}};
+    }
+
+    /// The hash of the USR at `index` of `t`; nullopt if the store does not hold it (damage).
+    std::optional<uint64_t> usrAt(FileTable& t, uint32_t index) {
+        const UsrTable& table = t.table;
+        if (index >= table.targets())
+            return index < table.size() ? std::optional(table.container(index)) : std::nullopt;
+        if (t.hashes.empty())
+            t.hashes.assign(table.targets(), 0);
+        if (!t.hashes[index]) {
+            const uint32_t bucket = table.bucket(index);
+            std::string key;
+            appendBigEndian(key, bucket, 4);
+            auto bytes = txn_.get(s_.usrs, key);
+            if (!bytes || !forEachTargetOfFile(*bytes, bucket, t.file, [&](uint32_t i, uint64_t h) {
+                    if (i < t.hashes.size())
+                        t.hashes[i] = h;
+                }))
+                return std::nullopt;
+        }
+        if (!t.hashes[index])
+            return std::nullopt;
+        return t.hashes[index];
     }
 
     /// Appends the references of file `id` from its block `firstBlock` on (all of them, or with
-    /// `only` those to that index of its table) while `keep()` holds after a block.
+    /// `only` those to that index of its table) while `keep()` holds after a block; only those on
+    /// lines [first, last].
     template <typename Keep>
-    void fileRefs(uint32_t id, const UsrTable& table, uint32_t firstBlock,
-                  std::optional<uint32_t> only, std::vector<Reference>& out, Keep&& keep) {
-        forEachBlock(id, s_.refs, firstBlock, [&](uint32_t number, std::string_view bytes) {
-            if (!appendRefs(*refBlock(id, number, bytes), table, out, only))
+    void fileRefs(FileTable& t, uint32_t firstBlock, std::optional<uint32_t> only,
+                  std::vector<Reference>& out, Keep&& keep, uint32_t first = 0,
+                  uint32_t last = UINT32_MAX) {
+        const UsrAt at = [&](uint32_t index) { return usrAt(t, index); };
+        forEachBlock(t.file, s_.refs, firstBlock, [&](uint32_t number, std::string_view bytes) {
+            const std::shared_ptr<const std::vector<RefRow>> rows = refBlock(t.file, number, bytes);
+            if (!appendRefs(*rows, t.table.size(), t.table.targets(), at, out, only, first, last))
                 throw damagedStore(s_.options.directory,
-                                   "corrupt reference block in '" + path(id) + "'");
-            return keep();
+                                   "corrupt reference block in '" + path(t.file) + "'");
+            return keep(*rows);
         });
     }
 
-    /// The references of file `id` to the USR at `index` of its table.
-    std::vector<Reference> refsTo(uint32_t id, uint32_t index) {
+    /// The references of file `id` to the USR `usrHash`, at `index` of its table.
+    std::vector<Reference> refsTo(uint32_t id, uint32_t index, uint64_t usrHash) {
         std::vector<Reference> out;
-        if (std::optional<UsrTable> table = refTable(id))
-            if (index < table->targets())
-                fileRefs(id, *table, 0, index, out, [] { return true; });
+        if (std::optional<FileTable> table = refTable(id))
+            if (index < table->table.targets()) {
+                table->hashes.assign(table->table.targets(), 0);
+                table->hashes[index] = usrHash; // no bucket read for the USR asked about
+                fileRefs(*table, 0, index, out, [](const auto&) { return true; });
+            }
         return out;
     }
 
@@ -285,8 +323,8 @@ public:
         if (!id)
             return std::nullopt;
         std::vector<Reference> out;
-        if (std::optional<UsrTable> table = refTable(id))
-            fileRefs(id, *table, 0, std::nullopt, out, [] { return true; });
+        if (std::optional<FileTable> table = refTable(id))
+            fileRefs(*table, 0, std::nullopt, out, [](const auto&) { return true; });
         return out;
     }
 
@@ -332,19 +370,17 @@ public:
         if (!id)
             return std::nullopt;
         std::vector<Reference> out;
-        std::optional<UsrTable> table = refTable(id);
+        std::optional<FileTable> table = refTable(id);
         if (!table)
             return out;
         const uint32_t lo = firstBlockReaching(id, s_.refs, first, refBlockFirstLine, path);
         // Only the rows on the lines are resolved (a block holds 128).
-        forEachBlock(
-            id, s_.refs, lo == 0 ? 0 : lo - 1, [&](uint32_t number, std::string_view bytes) {
-                const std::shared_ptr<const std::vector<RefRow>> rows = refBlock(id, number, bytes);
-                if (!appendRefs(*rows, *table, out, std::nullopt, first, last))
-                    throw damagedStore(s_.options.directory,
-                                       "corrupt reference block in '" + path + "'");
-                return rows->empty() || rows->back().line <= last;
-            });
+        fileRefs(
+            *table, lo == 0 ? 0 : lo - 1, std::nullopt, out,
+            [&](const std::vector<RefRow>& rows) {
+                return rows.empty() || rows.back().line <= last;
+            },
+            first, last);
         return out;
     }
 
@@ -1312,7 +1348,7 @@ public:
             if (entry.tag != kRefTag || (relationsOnly && !entry.relation) ||
                 shadowed(entry.fileId))
                 return;
-            for (const Reference& ref : reader_.refsTo(entry.fileId, entry.seq))
+            for (const Reference& ref : reader_.refsTo(entry.fileId, entry.seq, usrHash))
                 fn(ref, reader_.path(entry.fileId));
         });
         for (const auto& file : staged_)

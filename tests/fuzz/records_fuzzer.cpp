@@ -31,26 +31,46 @@ void roundTrip(std::string_view bytes, Decode decode, Encode encode, const char*
     }
 }
 
-/// A block of references read against a table, both from the input: what decodes encodes again
-/// (with a table of its own) to blocks that decode to the same references.
+/// A block of references read against a table of USR hashes, both from the input (the table as
+/// `u32 targets` and 0-7 hashes of 8 bytes): what decodes encodes again, with a table of its
+/// own, to blocks that decode to the same references, and that table holds each target's
+/// `usrs` bucket and each container's hash.
 void refBlockRoundTrip(std::string_view bytes) {
     const size_t tableBytes = bytes.empty() ? 0 : 4 + 8 * (uint8_t(bytes[0]) % 8);
     if (bytes.size() < 1 + tableBytes)
         return;
-    std::optional<UsrTable> table = UsrTable::parse(bytes.substr(1, tableBytes));
-    if (!table)
+    const std::string_view table = bytes.substr(1, tableBytes);
+    const uint32_t targets = uint32_t(readBigEndian(table, 4));
+    const size_t size = (tableBytes - 4) / 8;
+    if (targets > size)
         return;
+    const UsrAt usrAt = [&](uint32_t index) -> std::optional<uint64_t> {
+        if (index >= size)
+            return std::nullopt;
+        return readBigEndian(table.substr(4 + 8 * index), 8);
+    };
     std::vector<Reference> refs;
-    decodeRefBlock(bytes.substr(1 + tableBytes), *table, refs); // a stored block: never crashes
+    decodeRefBlock(bytes.substr(1 + tableBytes), size, targets, usrAt, refs); // never crashes
     refs.clear();
     // The rows as they are before compression: what decodes encodes to the same references.
-    if (!decodeRefRows(bytes.substr(1 + tableBytes), *table, refs))
+    if (!decodeRefRows(bytes.substr(1 + tableBytes), size, targets, usrAt, refs))
         return;
     const RefBlocks encoded = encodeRefBlocks(refs);
     std::optional<UsrTable> again = UsrTable::parse(encoded.usrTable);
+    bool same = again && again->size() == encoded.usrs.size() &&
+                again->targets() == encoded.targets && encoded.blocks.size() == 1;
+    for (size_t i = 0; same && i < encoded.usrs.size(); ++i)
+        same = i < encoded.targets ? again->bucket(i) == encoded.usrs[i] >> (64 - kUsrBucketBits)
+                                   : again->container(i) == encoded.usrs[i];
     std::vector<Reference> decoded;
-    if (!again || encoded.blocks.size() != 1 ||
-        !decodeRefBlock(encoded.blocks[0], *again, decoded) || decoded != refs) {
+    const UsrAt encodedAt = [&](uint32_t index) -> std::optional<uint64_t> {
+        if (index >= encoded.usrs.size())
+            return std::nullopt;
+        return encoded.usrs[index];
+    };
+    if (!same ||
+        !decodeRefBlock(encoded.blocks[0], again->size(), again->targets(), encodedAt, decoded) ||
+        decoded != refs) {
         std::fprintf(stderr, "records_fuzzer: a reference block does not round-trip\n");
         std::abort();
     }
