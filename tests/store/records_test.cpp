@@ -1,6 +1,7 @@
 #include "store/encoding.h"
 #include "store/lmdb_layout.h"
 #include "store/records.h"
+#include "store/ref_blocks.h"
 
 #include <catch2/catch.hpp>
 
@@ -191,4 +192,33 @@ TEST_CASE("names blocks: rows come back in order from blocks of about kNamesBloc
     CHECK(again == rows);
     CHECK(alone == 1);
     CHECK(encodeNamesBlocks({}).empty());
+}
+
+TEST_CASE("a USR table keeps its targets' usrs buckets packed and its containers' hashes, and "
+          "refuses bytes of another length",
+          "[records]") {
+    uint64_t state = 0x9e3779b97f4a7c15;
+    auto next = [&] { return state = hash64(std::to_string(state)); };
+    for (uint32_t targets : {0u, 1u, 3u, 4u, 7u, 8u, 33u}) {
+        for (size_t containers : {size_t(0), size_t(1), size_t(5)}) {
+            INFO(targets << " targets, " << containers << " containers");
+            std::vector<uint64_t> usrs;
+            for (size_t i = 0; i < targets + containers; ++i)
+                usrs.push_back(i == 0 ? ~uint64_t(0) : i == 1 ? 0 : next()); // every bit, none
+            const std::string bytes = UsrTable::encode(usrs, targets);
+            CHECK(bytes.size() == 4 + (targets * 18 + 7) / 8 + 8 * containers);
+            const std::optional<UsrTable> table = UsrTable::parse(bytes);
+            REQUIRE(table);
+            CHECK(table->targets() == targets);
+            CHECK(table->size() == usrs.size());
+            for (uint32_t i = 0; i < targets; ++i)
+                CHECK(table->bucket(i) == usrs[i] >> (64 - kUsrBucketBits));
+            for (size_t i = targets; i < usrs.size(); ++i)
+                CHECK(table->container(i) == usrs[i]);
+            CHECK_FALSE(UsrTable::parse(bytes + "x"));
+            if ((targets * 18) % 8 != 0 || containers > 0)
+                CHECK_FALSE(UsrTable::parse(bytes.substr(0, bytes.size() - 1)));
+        }
+    }
+    CHECK_FALSE(UsrTable::parse("abc"));
 }
