@@ -437,7 +437,7 @@ private:
             appendBigEndian(key, bucket, 4);
             auto found = txn_.get(s_.usrs, key);
             if (!found || !forEachTargetOfFile(*found, bucket, id, [&](uint32_t i, uint64_t h) {
-                    if (i < hashes.size())
+                    if (i < hashes.size() && table->bucket(i) == bucket)
                         hashes[i] = h;
                 }))
                 throw damaged();

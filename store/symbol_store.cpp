@@ -279,7 +279,7 @@ public:
             appendBigEndian(key, bucket, 4);
             auto bytes = txn_.get(s_.usrs, key);
             if (!bytes || !forEachTargetOfFile(*bytes, bucket, t.file, [&](uint32_t i, uint64_t h) {
-                    if (i < t.hashes.size())
+                    if (i < t.hashes.size() && table.bucket(i) == bucket)
                         t.hashes[i] = h;
                 }))
                 return std::nullopt;

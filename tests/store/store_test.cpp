@@ -5,6 +5,7 @@
 #include "store/memory_store.h"
 #include "store/outline.h"
 #include "store/page_cache.h"
+#include "store/ref_blocks.h"
 #include "store/store_check.h"
 #include "store/store_dump.h"
 #include "store/symbol_blocks.h"
@@ -586,6 +587,61 @@ TEST_CASE("a reader that opened a store before another process trained its dicti
     memory.flush();
     CHECK(reader->snapshot().metaValue("symbolDictionary"));
     CHECK(dumpOf(*reader) == dumpOf(memory));
+}
+
+TEST_CASE("a reference whose table names a usrs bucket without it is reported as damage, not "
+          "answered as another USR",
+          "[store][damage]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    {
+        auto store = SymbolStore::open(options);
+        store->publish(makeTu(
+            "/p/a.cc",
+            {makeFile("/p/a.cc", 1, {makeSymbol("ns::callee", SymbolKind::Function, 1, true)},
+                      {makeRef("ns::callee", 3), makeRef("ns::other", 4)})}));
+        store->flush();
+        const std::optional<std::vector<Reference>> refs = store->fileReferences("/p/a.cc");
+        REQUIRE(refs);
+        REQUIRE(refs->size() == 2);
+        CHECK((*refs)[0].usrHash == hash64("c:@ns::callee"));
+        CHECK((*refs)[1].usrHash == hash64("c:@ns::other"));
+        CHECK(store->references(hash64("c:@ns::other")).size() == 1);
+    }
+    {
+        // The table's first target moved to the next bucket, which holds no entry for the file.
+        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
+        lmdb::Txn txn = lmdb::Txn::begin(env, false);
+        const MDB_dbi tables = txn.openDb("refUsrs", 0);
+        lmdb::Cursor cursor(txn, tables);
+        std::string_view k, v;
+        REQUIRE(cursor.get(MDB_FIRST, k, v));
+        const std::string key(k);
+        const std::optional<UsrTable> table = UsrTable::parse(v);
+        REQUIRE(table);
+        REQUIRE(table->targets() == 2);
+        std::vector<uint64_t> usrs;
+        for (uint32_t i = 0; i < table->size(); ++i)
+            usrs.push_back(i < table->targets()
+                               ? uint64_t(table->bucket(i)) << (64 - kUsrBucketBits)
+                               : table->container(i));
+        usrs[0] = uint64_t((table->bucket(0) + 1) % (1u << kUsrBucketBits))
+                  << (64 - kUsrBucketBits);
+        txn.put(tables, key, UsrTable::encode(usrs, table->targets()));
+        txn.commit();
+    }
+    options.readOnly = true;
+    auto reader = SymbolStore::open(options);
+    try {
+        reader->fileReferences("/p/a.cc");
+        FAIL("a table naming the wrong bucket answered");
+    } catch (const StoreError& e) {
+        CHECK(e.kind() == StoreError::Kind::Damaged);
+    }
+    // The reference to the other USR, whose table index is intact, still answers.
+    CHECK(reader->references(hash64("c:@ns::other")).size() == 1);
 }
 
 TEST_CASE("removing a file drops its rows and index entries", "[store]") {
