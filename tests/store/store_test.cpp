@@ -615,11 +615,16 @@ TEST_CASE("a reference whose table names a usrs bucket without it is reported as
         auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
         lmdb::Txn txn = lmdb::Txn::begin(env, false);
         const MDB_dbi tables = txn.openDb("refUsrs", 0);
-        lmdb::Cursor cursor(txn, tables);
-        std::string_view k, v;
-        REQUIRE(cursor.get(MDB_FIRST, k, v));
-        const std::string key(k);
-        const std::optional<UsrTable> table = UsrTable::parse(v);
+        std::string key, bytes;
+        {
+            // Closed before the commit, which frees a write transaction's cursors.
+            lmdb::Cursor cursor(txn, tables);
+            std::string_view k, v;
+            REQUIRE(cursor.get(MDB_FIRST, k, v));
+            key = k;
+            bytes = v;
+        }
+        const std::optional<UsrTable> table = UsrTable::parse(bytes);
         REQUIRE(table);
         REQUIRE(table->targets() == 2);
         std::vector<uint64_t> usrs;
