@@ -11,6 +11,9 @@ namespace symdex::daemon {
 namespace {
 
 constexpr qint64 kReadChunk = 64 << 10;
+/// Requests of one client answered on the connection's thread in one go (MethodSpec::inlineFirst;
+/// each well under a millisecond); more, read in the same go, go to the workers.
+constexpr int kInlinePerTurn = 16;
 
 } // namespace
 
@@ -72,6 +75,7 @@ void Connection::failFraming(const std::string& error) {
 }
 
 void Connection::pump() {
+    answeredInline_ = 0;
     while (!closing_ && stream_->isOpen() && inFlight_ < limits_.maxInFlight &&
            !writeBacklogged()) {
         QByteArray body;
@@ -214,6 +218,13 @@ void Connection::dispatch(protocol::Message&& m) {
         sendFramed(protocol::frameError(m.id, protocol::kInvalidRequest,
                                         "a request with this id is still pending"));
         return;
+    }
+    if (spec->inlineFirst && answeredInline_ < kInlinePerTurn) {
+        if (std::optional<QByteArray> reply = server_.answerInline(*spec, m, encoding_)) {
+            ++answeredInline_;
+            sendFramed(*reply);
+            return;
+        }
     }
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
     pending_.emplace(key, cancelled);

@@ -101,6 +101,9 @@ private:
     /// client cancelled.
     std::unordered_map<QString, std::shared_ptr<std::atomic<bool>>> pending_;
     size_t inFlight_ = 0; ///< requests and notifications with the workers
+    /// Requests answered on this thread since pump() began: past kInlinePerTurn the rest go to
+    /// the workers, so a client sending thousands keeps the thread from no one else.
+    int answeredInline_ = 0;
     Progress progress_ = Progress::None;
     QString progressToken_;
     bool runActive_ = false;

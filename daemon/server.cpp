@@ -27,7 +27,8 @@ unsigned defaultQueryThreads() {
 /// A handler's result: a JSON value, or JSON text a text handler wrote.
 using Outcome = std::variant<QJsonValue, QByteArray, protocol::RpcError>;
 
-/// Runs a handler: its result, or every failure as a JSON-RPC error. Never throws.
+/// Runs a handler: its result, or every failure as a JSON-RPC error. Throws only NeedsWorker
+/// (when ctx.mayWait is false).
 Outcome answer(RequestContext& ctx, const MethodSpec& spec, const protocol::Message& m) {
     try {
         ctx.checkCancelled();
@@ -41,6 +42,15 @@ Outcome answer(RequestContext& ctx, const MethodSpec& spec, const protocol::Mess
     } catch (const std::exception& e) {
         return protocol::RpcError{protocol::kInternalError, QString("internal error: ") + e.what()};
     }
+}
+
+/// The reply to request `id`.
+QByteArray frame(const protocol::RequestId& id, const Outcome& outcome) {
+    if (const protocol::RpcError* failure = std::get_if<protocol::RpcError>(&outcome))
+        return protocol::frameError(id, failure->code, failure->message);
+    if (const QByteArray* text = std::get_if<QByteArray>(&outcome))
+        return protocol::frameResultText(id, *text);
+    return protocol::frameResult(id, std::get<QJsonValue>(outcome));
 }
 
 } // namespace
@@ -152,14 +162,9 @@ void Server::run(Connection& connection, const MethodSpec& spec, protocol::Messa
         Outcome outcome = answer(ctx, spec, message);
         const protocol::RpcError* failure = std::get_if<protocol::RpcError>(&outcome);
         QByteArray bytes;
-        if (cancelled) { // serialised here, not on the Qt thread
-            if (failure)
-                bytes = protocol::frameError(message.id, failure->code, failure->message);
-            else if (const QByteArray* text = std::get_if<QByteArray>(&outcome))
-                bytes = protocol::frameResultText(message.id, *text);
-            else
-                bytes = protocol::frameResult(message.id, std::get<QJsonValue>(outcome));
-        } else if (failure)
+        if (cancelled) // serialised here, not on the Qt thread
+            bytes = frame(message.id, outcome);
+        else if (failure)
             std::fprintf(stderr, "symdexd: notification %s: %s\n", qPrintable(message.method),
                          qPrintable(failure->message));
         ++requestsAnswered_;
@@ -169,6 +174,22 @@ void Server::run(Connection& connection, const MethodSpec& spec, protocol::Messa
                 it->second->complete(key, bytes);
         });
     });
+}
+
+std::optional<QByteArray> Server::answerInline(const MethodSpec& spec,
+                                               const protocol::Message& message,
+                                               PositionEncoding encoding) {
+    static const std::atomic<bool> kNeverCancelled{false};
+    RequestContext ctx{context_, encoding, kNeverCancelled};
+    ctx.mayWait = false;
+    try {
+        const Outcome outcome = answer(ctx, spec, message);
+        ++requestsAnswered_;
+        ++answeredInline_;
+        return frame(message.id, outcome);
+    } catch (const NeedsWorker&) {
+        return std::nullopt;
+    }
 }
 
 void Server::broadcast(const QJsonObject& notification) {
@@ -200,7 +221,8 @@ QJsonObject Server::figures() const {
     return QJsonObject{{"connections", qint64(connectionCount_.load())},
                        {"queriesWaiting", qint64(workers_->queued())},
                        {"queryThreads", qint64(workers_->threads())},
-                       {"requestsAnswered", qint64(requestsAnswered_.load())}};
+                       {"requestsAnswered", qint64(requestsAnswered_.load())},
+                       {"requestsAnsweredInline", qint64(answeredInline_.load())}};
 }
 
 } // namespace symdex::daemon

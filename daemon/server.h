@@ -49,6 +49,11 @@ public:
     void run(Connection& connection, const MethodSpec& spec, protocol::Message&& message,
              PositionEncoding encoding, std::shared_ptr<std::atomic<bool>> cancelled);
 
+    /// Answers a request of a MethodSpec::inlineFirst method here, on the connection's thread:
+    /// its framed reply, or nullopt when the handler would have to wait (then run() it).
+    std::optional<QByteArray> answerInline(const MethodSpec& spec, const protocol::Message& message,
+                                           PositionEncoding encoding);
+
     /// Sends a notification to every initialized connection.
     void broadcast(const QJsonObject& notification);
     void indexRunStarted(uint64_t run);
@@ -84,6 +89,7 @@ private:
     uint64_t currentRun_ = 0;
     std::atomic<size_t> connectionCount_{0}; // read by workers (status)
     std::atomic<uint64_t> requestsAnswered_{0};
+    std::atomic<uint64_t> answeredInline_{0}; ///< of requestsAnswered_, by answerInline()
     std::unique_ptr<WorkerPool> workers_; // joined first in ~Server, while the rest still exists
 };
 

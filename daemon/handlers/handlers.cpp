@@ -8,8 +8,8 @@ namespace symdex::daemon {
 namespace {
 
 const MethodSpec kMethods[] = {
-    {"textDocument/definition", nullptr, true, handleDefinition},
-    {"textDocument/declaration", nullptr, true, handleDeclaration},
+    {"textDocument/definition", nullptr, true, handleDefinition, true},
+    {"textDocument/declaration", nullptr, true, handleDeclaration, true},
     {"textDocument/references", nullptr, true, handleReferences},
     {"textDocument/documentHighlight", handleDocumentHighlight, true},
     {"textDocument/documentSymbol", handleDocumentSymbol, true},

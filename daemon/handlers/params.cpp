@@ -91,7 +91,11 @@ static const std::string& requestDocument(RequestContext& ctx, const QJsonObject
 
 StoreSnapshot documentSnapshot(RequestContext& ctx, const QJsonValue& params) {
     const std::string& path = requestDocument(ctx, paramsObject(params));
-    ctx.server.indexer.awaitDocument(path, kDocumentWait, ctx.server.maxDocumentWaits);
+    const bool ready = ctx.server.indexer.awaitDocument(
+        path, ctx.mayWait ? kDocumentWait : std::chrono::milliseconds(0),
+        ctx.server.maxDocumentWaits);
+    if (!ready && !ctx.mayWait)
+        throw NeedsWorker{};
     return ctx.server.store.snapshot();
 }
 

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <poll.h>
 #include <set>
 #include <sstream>
@@ -502,10 +503,11 @@ TEST_CASE("daemon: a request cancelled before its answer gets RequestCancelled",
     auto client = daemon.client();
     waitUntilIdle(*client);
     // The request and its cancellation in one write: the daemon reads both before any worker's
-    // answer can reach the connection, so the cancellation always wins.
+    // answer can reach the connection, so the cancellation always wins. (Not a definition: the
+    // daemon answers those as it reads them, when their TU is indexed.)
     const QJsonObject params = positionParams(tree.uri("src/main.cpp"), 9, 11);
     client->sendRaw(
-        protocol::frame(protocol::makeRequest(100, "textDocument/definition", params)) +
+        protocol::frame(protocol::makeRequest(100, "textDocument/documentHighlight", params)) +
         protocol::frame(protocol::makeNotification("$/cancelRequest", QJsonObject{{"id", 100}})));
     const QJsonObject response = client->waitForResponse(100, 10s);
     CHECK(errorCodeOf(response) == protocol::kRequestCancelled);
@@ -514,6 +516,52 @@ TEST_CASE("daemon: a request cancelled before its answer gets RequestCancelled",
           Strings{"src/main.cpp:2:11-2:17"});
     for (const QJsonObject& m : client->notifications())
         CHECK(m["id"].toInt() != 100);
+}
+
+TEST_CASE("daemon: definitions are answered as they are read unless they must wait for their TU",
+          "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    waitUntilIdle(*client);
+    auto inlineAnswers = [&] {
+        return client->call("symdex/status").toObject()["requestsAnsweredInline"].toInt();
+    };
+    const int before = inlineAnswers();
+    const std::string main = tree.uri("src/main.cpp");
+    const std::string circleCpp = tree.uri("src/circle.cpp");
+    // Forty in one write, on two documents: each answered exactly, by id, with no worker; past
+    // sixteen in one go the rest go to the workers, so some may come from there.
+    QByteArray batch;
+    for (int i = 0; i < 40; ++i)
+        batch += protocol::frame(protocol::makeRequest(
+            200 + i, i % 2 ? "textDocument/declaration" : "textDocument/definition",
+            i % 2 ? positionParams(circleCpp, 8, 10) : positionParams(main, 9, 11)));
+    client->sendRaw(batch);
+    std::map<int64_t, QJsonObject> responses; // in any order
+    while (responses.size() < 40) {
+        std::optional<QJsonObject> response = client->receive(10s);
+        REQUIRE(response);
+        responses.emplace((*response)["id"].toInteger(), *response);
+    }
+    REQUIRE(responses.begin()->first == 200);
+    REQUIRE(responses.rbegin()->first == 239);
+    for (const auto& [id, response] : responses)
+        CHECK(
+            locations(response["result"], tree) ==
+            (id % 2 ? Strings{"include/shapes.h:27:13-27:19"} : Strings{"src/main.cpp:2:11-2:17"}));
+    const int answeredInline = inlineAnswers() - before;
+    CHECK(answeredInline >= 16);
+    CHECK(answeredInline <= 40);
+    // Other requests go to the workers.
+    const int afterBatch = inlineAnswers();
+    CHECK(locations(client->call("textDocument/references",
+                                 withDeclaration(positionParams(main, 9, 20), true)),
+                    tree) == Strings{"src/main.cpp:5:16-5:22", "src/main.cpp:9:18-9:24"});
+    CHECK(inlineAnswers() == afterBatch);
+    // Nothing under the cursor (a blank line): null, answered here too.
+    CHECK(client->call("textDocument/definition", positionParams(main, 1, 0)).isNull());
+    CHECK(inlineAnswers() == afterBatch + 1);
 }
 
 TEST_CASE("daemon: a client that never reads blocks no one", "[daemon]") {
@@ -830,6 +878,8 @@ TEST_CASE("daemon: a document opened while its TU is queued is parsed first and 
     // main.cpp:10 "return helper(circle) ..." -> static int helper(...) at main.cpp:3:12.
     CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 11)), tree) ==
           Strings{"src/main.cpp:2:11-2:17"});
+    // It waited for its TU, on a worker: not answered on the connection's thread.
+    CHECK(client->call("symdex/status").toObject()["requestsAnsweredInline"].toInt() == 0);
     // geo::counter: defined in circle.cpp, whose TU is still queued; declared in shapes.h, which
     // main.cpp's parse extracted. What clangd answers from the open file alone.
     CHECK(locations(client->call("textDocument/definition", positionParams(main, 9, 61)), tree) ==
