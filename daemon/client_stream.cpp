@@ -44,6 +44,27 @@ void retire(std::unique_ptr<QSocketNotifier>& notifier, QObject* owner) {
 
 } // namespace
 
+void WriteGate::writeLocked(const QByteArray& bytes) {
+    const char* data = bytes.constData();
+    const size_t size = size_t(bytes.size());
+    size_t at = 0;
+    while (at < size) {
+        const ssize_t n = isSocket_ ? ::send(fd_, data + at, size - at, MSG_NOSIGNAL)
+                                    : ::write(fd_, data + at, size - at);
+        if (n > 0) {
+            at += size_t(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        break; // the kernel is full, or the client gone: the Qt thread sends the rest, or finds out
+    }
+    if (at < size) {
+        carry_.append(data + at, qsizetype(size - at));
+        idle_ = false;
+    }
+}
+
 ClientStream::ClientStream(int readFd, int writeFd, qint64 readBufferLimit, QObject* parent)
     : QObject(parent), readFd_(readFd), writeFd_(writeFd), readBufferLimit_(readBufferLimit) {
     makeNonBlocking(readFd_);
@@ -56,9 +77,16 @@ ClientStream::ClientStream(int readFd, int writeFd, qint64 readBufferLimit, QObj
     writeNotifier_->setEnabled(false);
     connect(readNotifier_.get(), &QSocketNotifier::activated, this, &ClientStream::readSome);
     connect(writeNotifier_.get(), &QSocketNotifier::activated, this, &ClientStream::writeSome);
+    std::lock_guard lock(gate_->mu_);
+    gate_->fd_ = writeFd_;
+    gate_->isSocket_ = writeIsSocket_;
+    gate_->idle_ = true;
 }
 
 ClientStream::~ClientStream() {
+    std::lock_guard lock(gate_->mu_);
+    gate_->idle_ = false;
+    gate_->fd_ = -1;
     readNotifier_.reset();
     writeNotifier_.reset();
     if (open_) {
@@ -156,9 +184,41 @@ std::vector<int> ClientStream::takeReceivedDescriptors() {
     return std::exchange(received_, {});
 }
 
+void ClientStream::takeCarried() {
+    if (gate_->carry_.isEmpty())
+        return;
+    QByteArray carried = std::exchange(gate_->carry_, {});
+    if (!open_)
+        return;
+    carried.append(out_.constData() + outAt_, out_.size() - outAt_);
+    out_ = std::move(carried);
+    outAt_ = 0;
+}
+
+void ClientStream::updateIdle() {
+    gate_->idle_ = open_ && !closing_ && !workerWritesHeld_ && bytesToWrite() == 0 &&
+                   gate_->carry_.isEmpty() && writeNotifier_ && !writeNotifier_->isEnabled();
+}
+
+void ClientStream::holdWorkerWrites(bool held) {
+    std::lock_guard lock(gate_->mu_);
+    workerWritesHeld_ = held;
+    updateIdle();
+}
+
+void ClientStream::sendCarried() {
+    std::lock_guard lock(gate_->mu_);
+    takeCarried();
+    if (open_ && bytesToWrite() > 0 && !writeNotifier_->isEnabled())
+        flush();
+    updateIdle();
+}
+
 void ClientStream::write(const QByteArray& bytes) {
     if (!isOpen() || bytes.isEmpty())
         return;
+    std::lock_guard lock(gate_->mu_);
+    takeCarried();
     if (bytesToWrite() == 0) {
         out_ = bytes;
         outAt_ = 0;
@@ -171,6 +231,7 @@ void ClientStream::write(const QByteArray& bytes) {
     }
     if (!writeNotifier_->isEnabled()) // else the kernel is full: wait for it
         flush();
+    updateIdle();
 }
 
 bool ClientStream::flush() {
@@ -208,12 +269,21 @@ bool ClientStream::flush() {
 }
 
 void ClientStream::writeSome() {
-    const qint64 waiting = bytesToWrite();
-    if (flush() && open_ && bytesToWrite() < waiting)
+    bool took;
+    {
+        std::lock_guard lock(gate_->mu_);
+        takeCarried();
+        const qint64 waiting = bytesToWrite();
+        took = flush() && open_ && bytesToWrite() < waiting;
+        updateIdle();
+    }
+    if (took)
         emit bytesWritten();
 }
 
 void ClientStream::abort() {
+    std::lock_guard lock(gate_->mu_);
+    gate_->carry_.clear();
     out_.clear();
     outAt_ = 0;
     finish();
@@ -222,15 +292,24 @@ void ClientStream::abort() {
 void ClientStream::closeAfterWrites() {
     if (!open_ || closing_)
         return;
+    std::lock_guard lock(gate_->mu_);
+    takeCarried();
     closing_ = true;
+    updateIdle();
     readNotifier_->setEnabled(false);
     if (bytesToWrite() == 0)
         finish();
+    else if (!writeNotifier_->isEnabled())
+        flush();
 }
 
 void ClientStream::finish() {
     if (!open_)
         return;
+    std::lock_guard lock(gate_->mu_);
+    gate_->idle_ = false;
+    gate_->fd_ = -1;
+    gate_->carry_.clear();
     open_ = false;
     closing_ = true;
     retire(readNotifier_, this);

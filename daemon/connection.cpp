@@ -26,8 +26,12 @@ Connection::Connection(uint64_t id, ClientStream* stream, Server& server, Connec
 }
 
 Connection::~Connection() {
-    for (auto& [key, flag] : pending_)
-        flag->store(true); // nobody will read the answers: let the workers skip them
+    for (auto& [key, request] : pending_)
+        request->cancelled.store(true); // nobody will read the answers: let the workers skip them
+}
+
+const std::shared_ptr<WriteGate>& Connection::writeGate() const {
+    return stream_->gate();
 }
 
 void Connection::sendFramed(const QByteArray& bytes) {
@@ -76,6 +80,13 @@ void Connection::failFraming(const std::string& error) {
 
 void Connection::pump() {
     answeredInline_ = 0;
+    // Workers hand their answers back while this reads: a cancellation read with its request
+    // always wins. The client's path is unchanged: this ends before a worker can answer.
+    struct HoldWorkerWrites {
+        ClientStream* stream;
+        explicit HoldWorkerWrites(ClientStream* s) : stream(s) { stream->holdWorkerWrites(true); }
+        ~HoldWorkerWrites() { stream->holdWorkerWrites(false); }
+    } hold(stream_);
     while (!closing_ && stream_->isOpen() && inFlight_ < limits_.maxInFlight &&
            !writeBacklogged()) {
         QByteArray body;
@@ -226,10 +237,10 @@ void Connection::dispatch(protocol::Message&& m) {
             return;
         }
     }
-    auto cancelled = std::make_shared<std::atomic<bool>>(false);
-    pending_.emplace(key, cancelled);
+    auto request = std::make_shared<PendingRequest>();
+    pending_.emplace(key, request);
     ++inFlight_;
-    server_.run(*this, *spec, std::move(m), encoding_, std::move(cancelled));
+    server_.run(*this, *spec, std::move(m), encoding_, std::move(request));
 }
 
 void Connection::cancel(const protocol::Message& m) {
@@ -243,21 +254,29 @@ void Connection::cancel(const protocol::Message& m) {
     auto it = pending_.find(protocol::idKey(id));
     if (it == pending_.end())
         return; // answered already, or never sent
-    it->second->store(true);
+    {
+        std::lock_guard lock(stream_->gate()->mutex());
+        if (it->second->answered)
+            return; // its worker wrote the answer: the cancellation came too late
+        it->second->cancelled.store(true);
+    }
     pending_.erase(it);
     sendFramed(protocol::frameError(id, protocol::kRequestCancelled, "request cancelled"));
 }
 
-void Connection::complete(const QString& key, const QByteArray& reply) {
+void Connection::complete(const QString& key, const QByteArray& reply, bool written) {
     --inFlight_;
     if (!key.isEmpty()) {
         auto it = pending_.find(key);
         if (it != pending_.end()) {
             pending_.erase(it);
-            sendFramed(reply);
+            if (!written)
+                sendFramed(reply);
         }
     }
-    pump(); // reading may have stopped at the in-flight limit
+    if (written)
+        stream_->sendCarried(); // what the kernel did not take of the worker's write
+    pump();                     // reading may have stopped at the in-flight limit
 }
 
 void Connection::handleResponse(const protocol::Message& m) {

@@ -1,5 +1,6 @@
 // One client connection, on the Qt thread: reads frames, answers the lifecycle methods itself,
-// hands every other request to the query workers, and writes replies as they come back. Writes
+// hands every other request to the query workers, and writes replies as they come back (a worker
+// writes its own when nothing waits before it: WriteGate). Writes
 // never block: Qt buffers them, and an answer of any size is written whole. Reading stops while
 // the client has too many requests in flight, so one flooding client cannot fill the workers'
 // queue, and while it leaves replies unread, so a client that stops reading makes the daemon hold
@@ -24,6 +25,15 @@ namespace symdex::daemon {
 
 class Server;
 struct MethodSpec;
+
+/// A request with a worker. `cancelled` is set when the client cancels it (or is gone), unless
+/// its answer went out already: `answered`, set by the worker that wrote it to the client
+/// itself. Both are decided under the stream's WriteGate mutex, so exactly one of the answer and
+/// RequestCancelled reaches the client.
+struct PendingRequest {
+    std::atomic<bool> cancelled{false};
+    bool answered = false; ///< under the WriteGate mutex
+};
 
 struct ConnectionLimits {
     /// Requests of one client being answered at once; more wait, unread, in the socket. The
@@ -58,8 +68,10 @@ public:
     void sendFramed(const QByteArray& bytes);
     void send(const QJsonObject& message) { sendFramed(protocol::frame(message)); }
     /// A worker finished request `key` (empty for a notification): write `reply` unless the
-    /// request was cancelled meanwhile.
-    void complete(const QString& key, const QByteArray& reply);
+    /// request was cancelled meanwhile, or the worker wrote it itself (`written`).
+    void complete(const QString& key, const QByteArray& reply, bool written);
+    /// Where workers write answers themselves.
+    const std::shared_ptr<WriteGate>& writeGate() const;
 
     // Work-done progress of indexing runs ($/progress), for clients that support it.
     void indexRunStarted(uint64_t run);
@@ -97,9 +109,8 @@ private:
     bool shutdown_ = false;
     bool clientSupportsProgress_ = false;
     PositionEncoding encoding_ = PositionEncoding::Utf16;
-    /// Requests handed to workers and not answered, by idKey(); the flag tells the worker the
-    /// client cancelled.
-    std::unordered_map<QString, std::shared_ptr<std::atomic<bool>>> pending_;
+    /// Requests handed to workers and not completed, by idKey().
+    std::unordered_map<QString, std::shared_ptr<PendingRequest>> pending_;
     size_t inFlight_ = 0; ///< requests and notifications with the workers
     /// Requests answered on this thread since pump() began: past kInlinePerTurn the rest go to
     /// the workers, so a client sending thousands keeps the thread from no one else.

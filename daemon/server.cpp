@@ -152,26 +152,37 @@ void Server::pauseAccepting(int error) {
 }
 
 void Server::run(Connection& connection, const MethodSpec& spec, protocol::Message&& message,
-                 PositionEncoding encoding, std::shared_ptr<std::atomic<bool>> cancelled) {
+                 PositionEncoding encoding, std::shared_ptr<PendingRequest> request) {
     const uint64_t connectionId = connection.id();
-    const QString key = cancelled ? protocol::idKey(message.id) : QString();
+    const QString key = request ? protocol::idKey(message.id) : QString();
+    std::shared_ptr<WriteGate> gate = request ? connection.writeGate() : nullptr;
     workers_->post([this, &spec, message = std::move(message), encoding, connectionId, key,
-                    cancelled = std::move(cancelled)]() mutable {
+                    request = std::move(request), gate = std::move(gate)]() mutable {
         static const std::atomic<bool> kNeverCancelled{false};
-        RequestContext ctx{context_, encoding, cancelled ? *cancelled : kNeverCancelled};
+        RequestContext ctx{context_, encoding, request ? request->cancelled : kNeverCancelled};
         Outcome outcome = answer(ctx, spec, message);
-        const protocol::RpcError* failure = std::get_if<protocol::RpcError>(&outcome);
         QByteArray bytes;
-        if (cancelled) // serialised here, not on the Qt thread
-            bytes = frame(message.id, outcome);
-        else if (failure)
+        bool written = false;
+        if (request) {
+            bytes = frame(message.id, outcome); // serialised here, not on the Qt thread
+            // Written here when nothing waits before it: the Qt thread hears of it afterwards,
+            // off the client's path (a thread wake-up less before the client has its answer).
+            std::lock_guard lock(gate->mutex());
+            if (!request->cancelled.load() && gate->idleLocked()) {
+                gate->writeLocked(bytes);
+                request->answered = true;
+                written = true;
+                bytes.clear();
+            }
+        } else if (const auto* failure = std::get_if<protocol::RpcError>(&outcome)) {
             std::fprintf(stderr, "symdexd: notification %s: %s\n", qPrintable(message.method),
                          qPrintable(failure->message));
+        }
         ++requestsAnswered_;
-        mailbox_.post([this, connectionId, key, bytes = std::move(bytes)] {
+        mailbox_.post([this, connectionId, key, bytes = std::move(bytes), written] {
             auto it = connections_.find(connectionId);
             if (it != connections_.end())
-                it->second->complete(key, bytes);
+                it->second->complete(key, bytes, written);
         });
     });
 }

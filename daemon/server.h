@@ -44,10 +44,12 @@ public:
     /// connection of their own, closed with `asking`. Returns its id.
     uint64_t adoptStdio(Connection& asking, int readFd, int writeFd);
 
-    /// Hands a request (cancelled != nullptr) or notification to a worker; the reply comes back
-    /// to `connection` through the mailbox, unless it is gone by then.
+    /// Hands a request (request != nullptr) or notification to a worker. The worker writes the
+    /// reply to the client itself when nothing waits before it in the connection's stream, else
+    /// it comes back through the mailbox; either way the connection hears of it there
+    /// (Connection::complete()), unless it is gone by then.
     void run(Connection& connection, const MethodSpec& spec, protocol::Message&& message,
-             PositionEncoding encoding, std::shared_ptr<std::atomic<bool>> cancelled);
+             PositionEncoding encoding, std::shared_ptr<PendingRequest> request);
 
     /// Answers a request of a MethodSpec::inlineFirst method here, on the connection's thread:
     /// its framed reply, or nullopt when the handler would have to wait (then run() it).

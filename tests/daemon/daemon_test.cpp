@@ -564,6 +564,62 @@ TEST_CASE("daemon: definitions are answered as they are read unless they must wa
     CHECK(inlineAnswers() == afterBatch + 1);
 }
 
+TEST_CASE("daemon: each request cancelled at any moment gets exactly one answer", "[daemon]") {
+    // Workers write answers themselves when nothing waits before them; a cancellation that
+    // arrives meanwhile must not add RequestCancelled to an answer already written, nor lose both.
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    waitUntilIdle(*client);
+    const QJsonObject params = positionParams(tree.uri("src/main.cpp"), 9, 20);
+    const QJsonValue expected = client->call("textDocument/documentHighlight", params);
+    REQUIRE(expected.toArray().size() == 2);
+    constexpr int kRequests = 200;
+    for (int i = 0; i < kRequests; ++i) {
+        const int id = 5000 + i;
+        client->sendRaw(
+            protocol::frame(protocol::makeRequest(id, "textDocument/documentHighlight", params)));
+        // From at once to after the answer: 0-400 us, spread over the requests.
+        std::this_thread::sleep_for(std::chrono::microseconds((i * 37) % 400));
+        client->sendRaw(protocol::frame(
+            protocol::makeNotification("$/cancelRequest", QJsonObject{{"id", id}})));
+    }
+    // Every answer: those that came before a status call's, then any within a second after.
+    std::map<int64_t, int> answers;
+    int cancelled = 0, results = 0, wrong = 0;
+    client->call("symdex/status");
+    for (const QJsonObject& m : client->notifications()) {
+        const int64_t id = m["id"].toInteger(-1);
+        if (id < 5000 || id >= 5000 + kRequests)
+            continue;
+        ++answers[id];
+        if (errorCodeOf(m) == protocol::kRequestCancelled)
+            ++cancelled;
+        else if (m["result"] == expected)
+            ++results;
+        else
+            ++wrong;
+    }
+    // Late ones, if any: at most a second more.
+    while (std::optional<QJsonObject> m = client->receive(1s)) {
+        const int64_t id = (*m)["id"].toInteger(-1);
+        if (id >= 5000 && id < 5000 + kRequests) {
+            ++answers[id];
+            if (errorCodeOf(*m) == protocol::kRequestCancelled)
+                ++cancelled;
+            else if ((*m)["result"] == expected)
+                ++results;
+            else
+                ++wrong;
+        }
+    }
+    INFO(cancelled << " cancelled, " << results << " answered");
+    CHECK(answers.size() == size_t(kRequests));
+    CHECK(std::all_of(answers.begin(), answers.end(), [](const auto& a) { return a.second == 1; }));
+    CHECK(wrong == 0);
+    CHECK(cancelled + results == kRequests);
+}
+
 TEST_CASE("daemon: a client that never reads blocks no one", "[daemon]") {
     FixtureTree tree;
     DaemonProcess daemon(tree);
