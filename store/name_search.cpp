@@ -401,8 +401,16 @@ private:
     bool takeInOrder(const std::vector<std::pair<uint32_t, std::string>>& listed, Stream* postings,
                      MatchRank rank) {
         size_t next = 0;
-        uint32_t postedLength = 0, postedId = 0;
-        bool posted = postings && postings->next(postedLength, postedId);
+        // A word-start or substring match holds every letter and digit of the query: the
+        // postings of names shorter than that are skipped, not read (a rare name's 19 letters
+        // pass over most of a big tree's names).
+        const uint32_t shortest =
+            rank >= MatchRank::WordStart
+                ? uint32_t(std::min<size_t>(query_.compact.size(), 0xffff)) // postings cap it so
+                : 0;
+        uint32_t postedLength = shortest, postedId = 0;
+        bool posted = postings && (shortest ? postings->skipTo(postedLength, postedId)
+                                            : postings->next(postedLength, postedId));
         std::optional<uint32_t> stopAfter; // the length at which `limit` matches settled
         for (;;) {
             const bool fromList =
