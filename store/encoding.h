@@ -35,10 +35,19 @@ public:
     explicit Reader(std::string_view in) : in_(in) {}
     /// Most varints of the store are one byte (deltas, counts, columns): that case inline.
     uint64_t varint() {
-        if (!in_.empty() && !(static_cast<uint8_t>(in_.front()) & 0x80)) {
-            const uint64_t v = static_cast<uint8_t>(in_.front());
-            in_.remove_prefix(1);
-            return v;
+        // One and two bytes inline: posting chunks are read a varint at a time, most of them
+        // ids of a few thousand apart.
+        if (!in_.empty()) {
+            const uint8_t first = static_cast<uint8_t>(in_[0]);
+            if (!(first & 0x80)) {
+                in_.remove_prefix(1);
+                return first;
+            }
+            if (in_.size() >= 2 && !(static_cast<uint8_t>(in_[1]) & 0x80)) {
+                const uint64_t v = (first & 0x7fu) | uint64_t(static_cast<uint8_t>(in_[1])) << 7;
+                in_.remove_prefix(2);
+                return v;
+            }
         }
         return longVarint();
     }
