@@ -972,19 +972,63 @@ public:
         return *vocabulary_;
     }
 
-    /// A token's postings, chunk by chunk (lmdb_layout.h).
+    /// Where a token's postings begin: its first chunk and the one after it (views into the
+    /// read transaction's pages), read once per view. A search opens hundreds of streams on a
+    /// few dozen tokens (775 on 97 for a rare name of 19 letters at 2M names), most of them one
+    /// chunk long: from here such a stream needs no cursor, and no B-tree descent.
+    struct TokenStart {
+        std::string_view firstValue;
+        bool hasSecond = false;
+        std::string_view secondKey, secondValue;
+    };
+    const TokenStart* tokenStart(std::string_view token) {
+        std::string prefix = postingPrefix(token);
+        if (auto it = tokenStarts_.find(prefix); it != tokenStarts_.end())
+            return it->second ? &*it->second : nullptr;
+        lmdb::Cursor cursor = takePostingCursor();
+        std::optional<TokenStart> start;
+        std::string_view k = prefix, v;
+        if (cursor.seek(MDB_SET_RANGE, k, v) && k.starts_with(prefix)) {
+            start.emplace();
+            start->firstValue = v;
+            start->hasSecond = cursor.get(MDB_NEXT, k, v) && k.starts_with(prefix);
+            if (start->hasSecond) {
+                start->secondKey = k;
+                start->secondValue = v;
+            }
+        }
+        postingCursors_.push_back(std::move(cursor));
+        auto [it, inserted] = tokenStarts_.emplace(std::move(prefix), start);
+        return it->second ? &*it->second : nullptr;
+    }
+    lmdb::Cursor takePostingCursor() {
+        if (postingCursors_.empty())
+            return lmdb::Cursor(txn(), s_.postings);
+        lmdb::Cursor cursor = std::move(postingCursors_.back());
+        postingCursors_.pop_back();
+        return cursor;
+    }
+
+    /// A token's postings, chunk by chunk (lmdb_layout.h). Its first two chunks come from
+    /// tokenStart(); a cursor is taken only to go further, or to seek.
     class LmdbPostings final : public Postings {
     public:
-        LmdbPostings(LmdbView& view, lmdb::Cursor cursor)
-            : view_(view), cursor_(std::move(cursor)) {}
-        ~LmdbPostings() override { view_.postingCursors_.push_back(std::move(cursor_)); }
-        /// Lands on the token's first chunk, decoded by the first next(): a caller that only
-        /// asks size() (most pairs and initials of a word-start search) decodes nothing.
+        explicit LmdbPostings(LmdbView& view) : view_(view) {}
+        ~LmdbPostings() override {
+            if (cursor_)
+                view_.postingCursors_.push_back(std::move(*cursor_));
+        }
+        /// Finds the token's first chunk, decoded by the first next(): a caller that only asks
+        /// size() (most pairs and initials of a word-start search) decodes nothing.
         bool find(std::string_view token) {
             token_ = token;
+            start_ = view_.tokenStart(token);
+            if (!start_)
+                return false;
             prefix_ = postingPrefix(token);
-            std::string_view k = prefix_;
-            return cursor_.seek(MDB_SET_RANGE, k, first_) && k.starts_with(prefix_);
+            first_ = start_->firstValue;
+            onFirst_ = true;
+            return true;
         }
         bool next(uint32_t& length, uint32_t& id) override {
             if (!first_.empty()) {
@@ -1007,15 +1051,18 @@ public:
             }
             if (!(nextFirst() <= target)) // in the chunk at hand, or the next one's first
                 return readTo(target, length, id);
+            lmdb::Cursor& cursor = this->cursor();
+            onFirst_ = false;
+            afterSecond_ = false;
             const std::string seek = postingKey(token_, target);
             std::string_view k = seek, v;
-            const bool landed = cursor_.seek(MDB_SET_RANGE, k, v);
+            const bool landed = cursor.seek(MDB_SET_RANGE, k, v);
             ahead_ = false;
             if (!landed || k != seek) {
                 // The chunk before the one landed on (or the last) may hold the target.
                 std::string_view pk, pv;
                 const bool before =
-                    landed ? cursor_.get(MDB_PREV, pk, pv) : cursor_.get(MDB_LAST, pk, pv);
+                    landed ? cursor.get(MDB_PREV, pk, pv) : cursor.get(MDB_LAST, pk, pv);
                 if (before && pk.starts_with(prefix_)) {
                     begin(pv);
                     return readTo(target, length, id); // goes on to the next chunk if need be
@@ -1023,7 +1070,7 @@ public:
                 if (!landed)
                     return false; // no chunk after it
                 k = seek;         // back to the chunk landed on: the first past the target
-                if (!cursor_.seek(MDB_SET_RANGE, k, v))
+                if (!cursor.seek(MDB_SET_RANGE, k, v))
                     return false;
             }
             if (!k.starts_with(prefix_))
@@ -1038,6 +1085,12 @@ public:
         }
 
     private:
+        /// The cursor, taken when first needed.
+        lmdb::Cursor& cursor() {
+            if (!cursor_)
+                cursor_.emplace(view_.takePostingCursor());
+            return *cursor_;
+        }
         /// Starts reading the chunk `v`, the one the cursor is on.
         void begin(std::string_view v) {
             if (!reader_.start(v))
@@ -1068,10 +1121,25 @@ public:
         /// Leaves the cursor on the next chunk (ahead_), which toNextChunk() then starts.
         Posting nextFirst() {
             if (!ahead_) {
-                std::string_view k;
-                hasNext_ = cursor_.get(MDB_NEXT, k, next_) && k.starts_with(prefix_);
-                if (hasNext_)
-                    nextFirstPosting_ = postingKeyFirst(k);
+                if (onFirst_) { // the second chunk, from tokenStart()
+                    hasNext_ = start_->hasSecond;
+                    next_ = start_->secondValue;
+                    if (hasNext_)
+                        nextFirstPosting_ = postingKeyFirst(start_->secondKey);
+                } else {
+                    lmdb::Cursor& cursor = this->cursor();
+                    std::string_view k;
+                    if (afterSecond_) { // on the second chunk without the cursor: put it there
+                        afterSecond_ = false;
+                        k = start_->secondKey;
+                        std::string_view v;
+                        if (!cursor.seek(MDB_SET_KEY, k, v))
+                            throw damaged();
+                    }
+                    hasNext_ = cursor.get(MDB_NEXT, k, next_) && k.starts_with(prefix_);
+                    if (hasNext_)
+                        nextFirstPosting_ = postingKeyFirst(k);
+                }
                 ahead_ = true;
             }
             return hasNext_ ? nextFirstPosting_ : Posting{UINT32_MAX, UINT32_MAX};
@@ -1082,15 +1150,24 @@ public:
             if (!hasNext_)
                 return false;
             begin(next_);
+            if (onFirst_) {
+                onFirst_ = false;
+                afterSecond_ = true;
+            }
             return true;
         }
         StoreError damaged() const {
             return damagedStore(view_.s_.options.directory, "corrupt postings chunk");
         }
         LmdbView& view_;
-        lmdb::Cursor cursor_;
+        std::optional<lmdb::Cursor> cursor_;
+        const TokenStart* start_ = nullptr;
         std::string token_, prefix_;
         std::string_view first_; ///< the first chunk until next() starts it
+        /// Reading the first chunk, the cursor not taken or not on it: the second is start_'s.
+        bool onFirst_ = false;
+        /// Reading the second chunk (from start_), the cursor not on it.
+        bool afterSecond_ = false;
         PostingChunkReader reader_;
         /// The cursor is on the chunk after the one read (next_, hasNext_, nextFirstPosting_).
         bool ahead_ = false;
@@ -1102,11 +1179,7 @@ public:
 
     std::unique_ptr<Postings> postings(std::string_view token) override {
         // Cursors come back when the postings go: a search opens hundreds of streams.
-        lmdb::Cursor cursor = postingCursors_.empty() ? lmdb::Cursor(txn(), s_.postings)
-                                                      : std::move(postingCursors_.back());
-        if (!postingCursors_.empty())
-            postingCursors_.pop_back();
-        auto postings = std::make_unique<LmdbPostings>(*this, std::move(cursor));
+        auto postings = std::make_unique<LmdbPostings>(*this);
         if (!postings->find(token))
             return nullptr;
         return postings;
@@ -1460,6 +1533,8 @@ private:
     std::optional<lmdb::Cursor> postingsCursor_; ///< hasPosting()'s, opened on first use
     std::optional<lmdb::Cursor> tokensCursor_;   ///< forEachTokenStarting()'s
     std::vector<lmdb::Cursor> postingCursors_;   ///< postings()' cursors no stream holds now
+    /// tokenStart()'s, by postingPrefix(); nullopt: no such token.
+    std::unordered_map<std::string, std::optional<TokenStart>> tokenStarts_;
     /// hasPosting()'s last chunks: as many as the tokens a search asks about together
     /// (name_search.cpp's Asked, at most 4), and a few more. Each is read as far as it was
     /// asked; the next chunk's first posting bounds the names it can answer for.
