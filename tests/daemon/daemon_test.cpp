@@ -587,11 +587,10 @@ TEST_CASE("daemon: each request cancelled at any moment gets exactly one answer"
     // Every answer: those that came before a status call's, then any within a second after.
     std::map<int64_t, int> answers;
     int cancelled = 0, results = 0, wrong = 0;
-    client->call("symdex/status");
-    for (const QJsonObject& m : client->notifications()) {
+    auto tally = [&](const QJsonObject& m) {
         const int64_t id = m["id"].toInteger(-1);
         if (id < 5000 || id >= 5000 + kRequests)
-            continue;
+            return;
         ++answers[id];
         if (errorCodeOf(m) == protocol::kRequestCancelled)
             ++cancelled;
@@ -599,20 +598,12 @@ TEST_CASE("daemon: each request cancelled at any moment gets exactly one answer"
             ++results;
         else
             ++wrong;
-    }
-    // Late ones, if any: at most a second more.
-    while (std::optional<QJsonObject> m = client->receive(1s)) {
-        const int64_t id = (*m)["id"].toInteger(-1);
-        if (id >= 5000 && id < 5000 + kRequests) {
-            ++answers[id];
-            if (errorCodeOf(*m) == protocol::kRequestCancelled)
-                ++cancelled;
-            else if ((*m)["result"] == expected)
-                ++results;
-            else
-                ++wrong;
-        }
-    }
+    };
+    client->call("symdex/status");
+    for (const QJsonObject& m : client->notifications())
+        tally(m);
+    while (std::optional<QJsonObject> m = client->receive(1s)) // late ones: a second more at most
+        tally(*m);
     INFO(cancelled << " cancelled, " << results << " answered");
     CHECK(answers.size() == size_t(kRequests));
     CHECK(std::all_of(answers.begin(), answers.end(), [](const auto& a) { return a.second == 1; }));
