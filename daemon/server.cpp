@@ -44,6 +44,9 @@ Outcome answer(RequestContext& ctx, const MethodSpec& spec, const protocol::Mess
     }
 }
 
+/// The flag of what cannot be cancelled: notifications, and requests answered inline.
+const std::atomic<bool> kNeverCancelled{false};
+
 /// The reply to request `id`.
 QByteArray frame(const protocol::RequestId& id, const Outcome& outcome) {
     if (const protocol::RpcError* failure = std::get_if<protocol::RpcError>(&outcome))
@@ -158,7 +161,6 @@ void Server::run(Connection& connection, const MethodSpec& spec, protocol::Messa
     std::shared_ptr<WriteGate> gate = request ? connection.writeGate() : nullptr;
     workers_->post([this, &spec, message = std::move(message), encoding, connectionId, key,
                     request = std::move(request), gate = std::move(gate)]() mutable {
-        static const std::atomic<bool> kNeverCancelled{false};
         RequestContext ctx{context_, encoding, request ? request->cancelled : kNeverCancelled};
         Outcome outcome = answer(ctx, spec, message);
         QByteArray bytes;
@@ -190,7 +192,6 @@ void Server::run(Connection& connection, const MethodSpec& spec, protocol::Messa
 std::optional<QByteArray> Server::answerInline(const MethodSpec& spec,
                                                const protocol::Message& message,
                                                PositionEncoding encoding) {
-    static const std::atomic<bool> kNeverCancelled{false};
     RequestContext ctx{context_, encoding, kNeverCancelled};
     ctx.mayWait = false;
     try {
