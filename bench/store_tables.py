@@ -5,9 +5,8 @@ whose per-entry overhead matters (postings by token kind, refUsrs' rows against 
     bench/store_tables.py STORE_DIR
 
 Reads the store with lmdb-utils' mdb_stat and mdb_dump (read-only; a daemon may be serving it).
-Besides the facts it prints an estimate, labelled as one: what the pair tokens would take
-grouped by their first word in rows of about 2 KB. An LMDB node costs 8 bytes of header and 2 of page index besides its
-key and value; a row grouped with others pays its key and node once per group.
+An LMDB node costs 8 bytes of header and 2 of page index besides its key and value; a pair token
+kept in a group row (format 25) pays its share of one.
 """
 import subprocess
 import sys
@@ -72,34 +71,37 @@ def main():
             print(f"{name:<12} {f.get('Entries', 0):>9} {pages:>8} {mib(pages * PAGE):>10}")
     print(f"{'all tables':<12} {'':>9} {total:>8} {mib(total * PAGE):>10}")
 
+    # Format 25: a key that ends at its 0 byte is a group row of pair tokens, each with its one
+    # chunk; any other key is a chunk's (the token, 0, then six bytes of its first posting).
     kinds, keys, values, tokens = Counter(), Counter(), Counter(), {}
-    pairs = {}
+    groups = grouped = group_bytes = 0
     for k, v in dump(store, "postings"):
+        end = k.index(0)
+        if end == len(k) - 1:
+            groups += 1
+            group_bytes += len(k) + len(v) + NODE
+            i = 0
+            while i < len(v):
+                _, i = varint(v, i)
+                n, i = varint(v, i)
+                i += n
+                n, i = varint(v, i)
+                i += n
+                grouped += 1
+            continue
         kind = chr(k[0])
-        token = k[1:k.index(0)]
         kinds[kind] += 1
         keys[kind] += len(k)
         values[kind] += len(v)
-        tokens.setdefault(kind, set()).add(token)
-        if kind == "P":
-            first, _, second = token.partition(b" ")
-            pairs.setdefault(first, []).append(len(second) + 1 + len(v) + 1)
+        tokens.setdefault(kind, set()).add(k[1:end])
     print("\npostings by token kind (bytes with each chunk's node)")
     for kind in sorted(kinds):
         print(f"  {kind}: {len(tokens[kind]):>7} tokens {kinds[kind]:>7} chunks, key "
               f"{keys[kind] / kinds[kind]:.1f} B, value {values[kind] / kinds[kind]:.1f} B a chunk: "
               f"{mib(keys[kind] + values[kind] + NODE * kinds[kind])}")
-    grouped = 0
-    for first, entries in pairs.items():
-        row = 0
-        for size in entries:
-            if row + size > 2000:
-                grouped += row + len(first) + 2 + NODE
-                row = 0
-            row += size
-        grouped += row + len(first) + 2 + NODE
-    if pairs:
-        print(f"  estimate: pair tokens grouped by first word, rows of ~2 KB: {mib(grouped)}")
+    if groups:
+        print(f"  P grouped: {grouped:>7} tokens {groups:>7} rows, {group_bytes / groups:.0f} B a "
+              f"row with its key and node: {mib(group_bytes)}")
 
     blocks = rows = stored = 0
     for _, v in dump(store, "names"):

@@ -345,6 +345,115 @@ std::optional<size_t> postingChunkSize(std::string_view bytes) {
     return size_t(count);
 }
 
+std::string encodePostingGroup(const PostingGroup& group) {
+    std::string out;
+    Writer w(out);
+    std::string_view before = group.empty() ? std::string_view() : group.front().first;
+    for (const auto& [token, chunk] : group) {
+        size_t shared = 0;
+        while (shared < before.size() && shared < token.size() && before[shared] == token[shared])
+            ++shared;
+        w.varint(shared);
+        w.string(std::string_view(token).substr(shared));
+        w.string(chunk);
+        before = token;
+    }
+    return out;
+}
+
+bool PostingGroupReader::start(std::string_view key, std::string_view value) {
+    if (!isPostingGroupKey(key))
+        return false;
+    keyToken_.assign(key.substr(0, key.size() - 1));
+    token_ = keyToken_;
+    reader_ = Reader(value);
+    first_ = true;
+    return true;
+}
+
+bool PostingGroupReader::next(std::string_view& token, std::string_view& chunk) {
+    const uint64_t shared = reader_.varint();
+    const std::string_view rest = reader_.string();
+    chunk = reader_.string();
+    if (reader_.failed() || shared > token_.size() || rest.find('\0') != std::string_view::npos)
+        return false;
+    // The tokens share their first `shared` bytes: the new one is after the one before when
+    // its rest is after the rest of that one.
+    if (!first_ && !(rest > std::string_view(token_).substr(shared)))
+        return false;
+    token_.resize(shared);
+    token_.append(rest);
+    if (first_ && token_ != keyToken_)
+        return false;
+    first_ = false;
+    const std::optional<size_t> size = postingChunkSize(chunk);
+    if (!size || *size > kPostingsPerChunk)
+        return false;
+    token = token_;
+    return true;
+}
+
+std::optional<std::string_view> findInPostingGroup(std::string_view key, std::string_view value,
+                                                   std::string_view token, bool& damaged) {
+    damaged = !isPostingGroupKey(key);
+    if (damaged)
+        return std::nullopt;
+    const auto sharedBytes = [](std::string_view a, std::string_view b) {
+        const size_t n = std::min(a.size(), b.size());
+        size_t i = 0;
+        while (i < n && a[i] == b[i])
+            ++i;
+        return i;
+    };
+    // `match`: the bytes the token before shares with `token`, which it is before (its next byte
+    // is smaller, or it has no more). A token that shares more than that with the one before is
+    // before `token` too; one that shares less is past it.
+    size_t match = 0;
+    Reader r(value);
+    for (bool first = true; !r.atEnd(); first = false) {
+        const uint64_t shared = r.varint();
+        std::string_view rest = r.string();
+        const std::string_view chunk = r.string();
+        if (r.failed()) {
+            damaged = true;
+            return std::nullopt;
+        }
+        if (first) {
+            if (shared != key.size() - 1 || !rest.empty()) {
+                damaged = true;
+                return std::nullopt;
+            }
+            rest = key.substr(0, key.size() - 1); // the first token is the key's
+        } else if (shared > match) {
+            continue;
+        } else if (shared < match) {
+            return std::nullopt;
+        }
+        const std::string_view want = token.substr(match);
+        const size_t same = sharedBytes(rest, want);
+        if (same == rest.size() && same == want.size())
+            return chunk;
+        if (same == want.size() || (same < rest.size() && rest[same] > want[same]))
+            return std::nullopt; // past it
+        match += same;
+    }
+    return std::nullopt;
+}
+
+bool decodePostingGroup(std::string_view key, std::string_view value, PostingGroup& group) {
+    group.clear();
+    PostingGroupReader reader;
+    if (!reader.start(key, value) || reader.done())
+        return false;
+    std::string_view token, chunk;
+    while (!reader.done()) {
+        if (!reader.next(token, chunk))
+            return false;
+        group.emplace_back(std::string(token), std::string(chunk));
+    }
+    return true;
+}
+
 bool decodePostingChunk(std::string_view bytes, std::vector<Posting>& postings) {
     PostingChunkReader reader;
     if (!reader.start(bytes))

@@ -226,6 +226,54 @@ private:
 /// How many postings a chunk holds, reading only its count; nullopt if malformed.
 std::optional<size_t> postingChunkSize(std::string_view bytes);
 
+/// Pair tokens (name_index.h's 'P') are most of the index's tokens, nearly all of them held by a
+/// name or two: a row each paid an LMDB node and a 20-byte key for a 9-byte chunk. So a pair
+/// token whose postings fit one chunk of at most kPostingsPerChunk is kept in a group row with
+/// the tokens after it (format 25): the row's key is postingPrefix() of its first token (no
+/// posting after the 0 byte: a chunk's key has six bytes more), its value each token in order
+/// with its chunk (encodePostingGroup). No other row sorts between a group's key and its last
+/// token, so rows in key order meet every token in order. A pair token that outgrows a group
+/// gets chunk rows of its own, as every other token has.
+inline bool groupedToken(std::string_view token) {
+    return !token.empty() && token[0] == 'P';
+}
+/// Whether a `postings` key is a group row's (else it is a chunk's).
+inline bool isPostingGroupKey(std::string_view key) {
+    return !key.empty() && key.find('\0') == key.size() - 1;
+}
+/// A group row's value grows to at most this many bytes before it is cut in two: well inside
+/// the LMDB node that a 4 KiB page keeps on itself (about 2,000 bytes; a bigger value takes
+/// overflow pages of its own).
+inline constexpr size_t kPostingGroupBytes = 1024;
+/// A group's tokens and their chunks (encodePostingChunk()'s bytes), in order.
+using PostingGroup = std::vector<std::pair<std::string, std::string>>;
+/// A group row's value: per token, varints of the bytes it shares with the token before (the
+/// first token: with the row's key), the rest as a string, then its chunk as a string.
+std::string encodePostingGroup(const PostingGroup& group);
+/// Reads a group row token by token.
+class PostingGroupReader {
+public:
+    /// Starts on the row `key`, `value`; false if the key is not a group's.
+    bool start(std::string_view key, std::string_view value);
+    bool done() const { return reader_.atEnd(); }
+    /// The next token and its chunk (a view into the row); false if the row is malformed there
+    /// (tokens out of order, the first not its key's, a chunk that is not one). Only while
+    /// !done(). `token` stays valid until the next call.
+    bool next(std::string_view& token, std::string_view& chunk);
+
+private:
+    Reader reader_{{}};
+    std::string keyToken_, token_;
+    bool first_ = true;
+};
+/// The chunk of `token` in the group row `key`, `value` (a view into it); nullopt if the row
+/// does not hold it, and then `damaged` says whether the row is malformed. Reads the row's tokens
+/// as bytes they share with the one before, without spelling them out.
+std::optional<std::string_view> findInPostingGroup(std::string_view key, std::string_view value,
+                                                   std::string_view token, bool& damaged);
+/// False if the row is malformed.
+bool decodePostingGroup(std::string_view key, std::string_view value, PostingGroup& group);
+
 inline bool PostingChunkReader::start(std::string_view bytes) {
     reader_ = Reader(bytes);
     const uint64_t count = reader_.varint();

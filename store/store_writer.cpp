@@ -17,6 +17,8 @@
 
 namespace symdex {
 
+static_assert(kPairToken == 'P', "lmdb_layout.h's groupedToken() keeps pair tokens in groups");
+
 std::pair<const uint32_t*, const uint32_t*> EncodedFile::symbolsNamed(std::string_view key) const {
     auto range = std::equal_range(
         symbolsByName.begin(), symbolsByName.end(), key, [&](const auto& a, const auto& b) {
@@ -673,61 +675,177 @@ private:
         }
     }
 
-    /// Applies the postings added and removed this transaction, token by token: each chunk they
-    /// fall in is read, changed, and written back under the key of its first posting (split in
-    /// two when it grows past twice kPostingsPerChunk, deleted when it empties).
+    /// Applies the postings added and removed this transaction: pair tokens in the group rows
+    /// that hold them (writeGroups), every other token (and a pair token that has outgrown its
+    /// group) in its own chunks (writeChunks).
     void writePostings() {
-        std::vector<Posting> chunk;
+        std::vector<std::string> grouped;
         for (auto& [token, edits] : postingEdits_) {
             std::sort(edits.begin(), edits.end());
-            const std::string prefix = postingPrefix(token);
-            for (size_t i = 0; i < edits.size();) {
-                // The chunk edits[i] falls in: the last one starting at or before it, else the
-                // token's first; and where the next chunk starts.
-                std::string oldKey;
-                std::optional<Posting> bound;
-                chunk.clear();
-                {
-                    lmdb::Cursor cursor(txn_, s_.postings);
-                    const std::string seek = postingKey(token, edits[i].first);
-                    std::string_view k = seek, v;
-                    const bool landed = cursor.seek(MDB_SET_RANGE, k, v);
-                    if (landed && k == seek) {
-                        oldKey = seek;
-                    } else {
-                        const std::string after = landed ? std::string(k) : std::string();
-                        if ((landed ? cursor.get(MDB_PREV, k, v) : cursor.get(MDB_LAST, k, v)) &&
-                            k.starts_with(prefix))
-                            oldKey = std::string(k);
-                        else if (after.starts_with(prefix))
-                            oldKey = after;
-                    }
-                    if (!oldKey.empty()) {
-                        k = oldKey;
-                        if (!cursor.seek(MDB_SET_KEY, k, v) || !decodePostingChunk(v, chunk))
-                            throw damagedStore(s_.options.directory,
-                                               "corrupt postings chunk of token " + token);
-                        if (cursor.get(MDB_NEXT, k, v) && k.starts_with(prefix))
-                            bound = postingKeyFirst(k);
-                    }
+            if (groupedToken(token) && !hasChunkRows(token))
+                grouped.push_back(token);
+            else
+                writeChunks(token, edits);
+        }
+        std::sort(grouped.begin(), grouped.end());
+        writeGroups(grouped);
+        postingEdits_.clear();
+    }
+
+    /// Whether `token` has chunk rows of its own.
+    bool hasChunkRows(const std::string& token) {
+        lmdb::Cursor cursor(txn_, s_.postings);
+        const std::string prefix = postingPrefix(token);
+        std::string_view k = prefix, v;
+        return cursor.seek(MDB_SET_RANGE, k, v) && k.starts_with(prefix) && !isPostingGroupKey(k);
+    }
+
+    /// `token`'s chunk rows: each chunk they fall in is read, changed, and written back under
+    /// the key of its first posting (split in two when it grows past twice kPostingsPerChunk,
+    /// deleted when it empties).
+    void writeChunks(const std::string& token, const std::vector<std::pair<Posting, bool>>& edits) {
+        std::vector<Posting> chunk;
+        const std::string prefix = postingPrefix(token);
+        for (size_t i = 0; i < edits.size();) {
+            // The chunk edits[i] falls in: the last one starting at or before it, else the
+            // token's first; and where the next chunk starts.
+            std::string oldKey;
+            std::optional<Posting> bound;
+            chunk.clear();
+            {
+                lmdb::Cursor cursor(txn_, s_.postings);
+                const std::string seek = postingKey(token, edits[i].first);
+                std::string_view k = seek, v;
+                const bool landed = cursor.seek(MDB_SET_RANGE, k, v);
+                if (landed && k == seek) {
+                    oldKey = seek;
+                } else {
+                    const std::string after = landed ? std::string(k) : std::string();
+                    if ((landed ? cursor.get(MDB_PREV, k, v) : cursor.get(MDB_LAST, k, v)) &&
+                        k.starts_with(prefix))
+                        oldKey = std::string(k);
+                    else if (after.starts_with(prefix))
+                        oldKey = after;
                 }
-                for (; i < edits.size() && (!bound || edits[i].first < *bound); ++i)
-                    applyEdit(chunk, edits[i].first, edits[i].second);
-                if (!oldKey.empty())
-                    txn_.del(s_.postings, oldKey);
-                const size_t pieces =
-                    chunk.size() > 2 * kPostingsPerChunk ? chunk.size() / kPostingsPerChunk : 1;
-                for (size_t piece = 0, begin = 0; piece < pieces && begin < chunk.size(); ++piece) {
-                    const size_t end =
-                        piece + 1 == pieces ? chunk.size() : begin + kPostingsPerChunk;
-                    const std::vector<Posting> part(chunk.begin() + begin, chunk.begin() + end);
-                    txn_.put(s_.postings, postingKey(token, part.front()),
-                             encodePostingChunk(part));
-                    begin = end;
+                if (!oldKey.empty()) {
+                    k = oldKey;
+                    if (!cursor.seek(MDB_SET_KEY, k, v) || !decodePostingChunk(v, chunk))
+                        throw damagedStore(s_.options.directory,
+                                           "corrupt postings chunk of token " + token);
+                    if (cursor.get(MDB_NEXT, k, v) && k.starts_with(prefix))
+                        bound = postingKeyFirst(k);
                 }
             }
+            for (; i < edits.size() && (!bound || edits[i].first < *bound); ++i)
+                applyEdit(chunk, edits[i].first, edits[i].second);
+            if (!oldKey.empty())
+                txn_.del(s_.postings, oldKey);
+            putChunks(token, chunk);
         }
-        postingEdits_.clear();
+    }
+
+    /// Writes `postings` (sorted) as chunks of `token`: one, or kPostingsPerChunk each when
+    /// there are more than twice that.
+    void putChunks(const std::string& token, const std::vector<Posting>& postings) {
+        const size_t pieces =
+            postings.size() > 2 * kPostingsPerChunk ? postings.size() / kPostingsPerChunk : 1;
+        for (size_t piece = 0, begin = 0; piece < pieces && begin < postings.size(); ++piece) {
+            const size_t end = piece + 1 == pieces ? postings.size() : begin + kPostingsPerChunk;
+            const std::vector<Posting> part(postings.begin() + begin, postings.begin() + end);
+            txn_.put(s_.postings, postingKey(token, part.front()), encodePostingChunk(part));
+            begin = end;
+        }
+    }
+
+    /// The edits of pair tokens without chunk rows, `tokens` in order: each group row they fall
+    /// in is read once, changed, and written back, cut where it grows past kPostingGroupBytes
+    /// and where a token outgrows it (that token's postings go to chunk rows of its own).
+    void writeGroups(const std::vector<std::string>& tokens) {
+        std::map<std::string, std::vector<Posting>> entries; // the group's, by token
+        PostingGroup group;
+        for (size_t i = 0; i < tokens.size();) {
+            // The group tokens[i] falls in: the one its key starts, else the one right before
+            // it, else the one right after it (which it will start); and the key of the row
+            // after that group, which no token of the group reaches.
+            const std::string prefix = postingPrefix(tokens[i]);
+            std::string oldKey;
+            std::optional<std::string> bound;
+            entries.clear();
+            {
+                lmdb::Cursor cursor(txn_, s_.postings);
+                std::string_view k = prefix, v;
+                const bool landed = cursor.seek(MDB_SET_RANGE, k, v);
+                const std::string after = landed ? std::string(k) : std::string();
+                if (landed && k == prefix) {
+                    oldKey = prefix;
+                } else if ((landed ? cursor.get(MDB_PREV, k, v) : cursor.get(MDB_LAST, k, v)) &&
+                           isPostingGroupKey(k)) {
+                    oldKey = std::string(k);
+                } else if (landed && isPostingGroupKey(after)) {
+                    oldKey = after;
+                } else if (landed) {
+                    bound = after;
+                }
+                if (!oldKey.empty()) {
+                    k = oldKey;
+                    if (!cursor.seek(MDB_SET_KEY, k, v) || !decodePostingGroup(k, v, group))
+                        throw damagedStore(s_.options.directory,
+                                           "corrupt postings group at token " + tokens[i]);
+                    for (const auto& [token, bytes] : group)
+                        if (!decodePostingChunk(bytes, entries[token]))
+                            throw damagedStore(s_.options.directory,
+                                               "corrupt postings chunk of token " + token);
+                    if (cursor.get(MDB_NEXT, k, v))
+                        bound = std::string(k);
+                }
+            }
+            for (; i < tokens.size() && (!bound || postingPrefix(tokens[i]) < *bound); ++i) {
+                std::vector<Posting>& postings = entries[tokens[i]];
+                for (const auto& [posting, add] : postingEdits_.at(tokens[i]))
+                    applyEdit(postings, posting, add);
+            }
+            if (!oldKey.empty())
+                txn_.del(s_.postings, oldKey);
+            // Written back as rows of about equal size, each at most kPostingGroupBytes: a row cut
+            // only where it overflows would leave a sliver at each cut, and rows of a few tokens.
+            std::vector<std::pair<const std::string*, std::string>> run; // up to an outgrown one
+            const auto putRun = [&] {
+                size_t total = 0;
+                for (const auto& [token, bytes] : run)
+                    total += token->size() + bytes.size() + 3;
+                const size_t rows = (total + kPostingGroupBytes - 1) / kPostingGroupBytes;
+                const size_t target = rows ? (total + rows - 1) / rows : 0;
+                size_t size = 0;
+                group.clear();
+                for (auto& [token, bytes] : run) {
+                    const size_t entry = token->size() + bytes.size() + 3;
+                    if (!group.empty() &&
+                        (size + entry > kPostingGroupBytes || size + entry / 2 > target)) {
+                        txn_.put(s_.postings, postingPrefix(group.front().first),
+                                 encodePostingGroup(group));
+                        group.clear();
+                        size = 0;
+                    }
+                    group.emplace_back(*token, std::move(bytes));
+                    size += entry;
+                }
+                if (!group.empty())
+                    txn_.put(s_.postings, postingPrefix(group.front().first),
+                             encodePostingGroup(group));
+                run.clear();
+            };
+            for (const auto& [token, postings] : entries) {
+                if (postings.empty())
+                    continue;
+                if (postings.size() > kPostingsPerChunk) {
+                    putRun();
+                    putChunks(token, postings);
+                    continue;
+                }
+                run.emplace_back(&token, encodePostingChunk(postings));
+            }
+            putRun();
+        }
     }
 
     /// The number of names holding `word`, in the vocabulary name search cuts queries with.

@@ -988,13 +988,27 @@ public:
         lmdb::Cursor cursor = takePostingCursor();
         std::optional<TokenStart> start;
         std::string_view k = prefix, v;
-        if (cursor.seek(MDB_SET_RANGE, k, v) && k.starts_with(prefix)) {
+        const bool landed = cursor.seek(MDB_SET_RANGE, k, v);
+        if (landed && k.starts_with(prefix) && !isPostingGroupKey(k)) {
             start.emplace();
             start->firstValue = v;
             start->hasSecond = cursor.get(MDB_NEXT, k, v) && k.starts_with(prefix);
             if (start->hasSecond) {
                 start->secondKey = k;
                 start->secondValue = v;
+            }
+        } else if (groupedToken(token)) {
+            // In the group its key starts, or else the one right before it, if any.
+            if ((landed && k == prefix) ||
+                ((landed ? cursor.get(MDB_PREV, k, v) : cursor.get(MDB_LAST, k, v)) &&
+                 isPostingGroupKey(k))) {
+                bool damaged = false;
+                if (const auto chunk = findInPostingGroup(k, v, token, damaged)) {
+                    start.emplace();
+                    start->firstValue = *chunk;
+                } else if (damaged) {
+                    throw damagedPostings();
+                }
             }
         }
         postingCursors_.push_back(std::move(cursor));
@@ -1185,7 +1199,34 @@ public:
         return postings;
     }
 
+    StoreError damagedPostings() const {
+        return damagedStore(s_.options.directory, "corrupt postings chunk");
+    }
+    /// Calls fn(token, chunk) for the tokens of the group row `k`, `v` in order, until it
+    /// returns false.
+    template <typename Fn> void forEachInGroup(std::string_view k, std::string_view v, Fn&& fn) {
+        PostingGroupReader reader;
+        std::string_view token, chunk;
+        if (!reader.start(k, v))
+            throw damagedPostings();
+        while (!reader.done()) {
+            if (!reader.next(token, chunk))
+                throw damagedPostings();
+            if (!fn(token, chunk))
+                return;
+        }
+    }
+
     size_t postingCount(std::string_view token) override {
+        const TokenStart* start = tokenStart(token);
+        if (!start)
+            return 0;
+        if (!start->hasSecond) { // one chunk: a pair token's in its group, or most others'
+            const std::optional<size_t> n = postingChunkSize(start->firstValue);
+            if (!n)
+                throw damagedPostings();
+            return *n;
+        }
         if (!postingsCursor_)
             postingsCursor_.emplace(txn(), s_.postings);
         const std::string prefix = postingPrefix(token);
@@ -1201,30 +1242,79 @@ public:
         return count;
     }
 
+    /// Calls fn(token, chunk) for each chunk of each token that starts with `prefix`, tokens
+    /// in order, a token's chunks in order; false when fn does (and stops). `token` is valid
+    /// during the call.
+    template <typename Fn>
+    bool forEachChunkStarting(lmdb::Cursor& cursor, std::string_view prefix, Fn&& fn) {
+        enum class Group { Go, Stopped, Past };
+        // Of a group row, the tokens from `prefix` on that start with it.
+        const auto eachInGroup = [&](std::string_view k, std::string_view v) {
+            Group result = Group::Go;
+            forEachInGroup(k, v, [&](std::string_view token, std::string_view chunk) {
+                if (token < prefix)
+                    return true;
+                if (!token.starts_with(prefix))
+                    result = Group::Past;
+                else if (!fn(token, chunk))
+                    result = Group::Stopped;
+                return result == Group::Go;
+            });
+            return result;
+        };
+        std::string_view k = prefix, v;
+        bool more = cursor.seek(MDB_SET_RANGE, k, v);
+        if (prefix.empty() || groupedToken(prefix)) {
+            // The group row before the first key from `prefix` on may hold tokens that start
+            // with it.
+            std::string_view pk, pv;
+            const bool before = more ? cursor.get(MDB_PREV, pk, pv) : cursor.get(MDB_LAST, pk, pv);
+            if (before && isPostingGroupKey(pk)) {
+                if (const Group g = eachInGroup(pk, pv); g != Group::Go)
+                    return g == Group::Past;
+            }
+            if (more && before) // back to the row from `prefix` on
+                more = cursor.get(MDB_NEXT, k, v);
+            else if (more) // it is the table's first row
+                more = cursor.seek(MDB_SET_RANGE, k = prefix, v);
+        }
+        for (; more && k.starts_with(prefix); more = cursor.get(MDB_NEXT, k, v)) {
+            if (isPostingGroupKey(k)) {
+                if (const Group g = eachInGroup(k, v); g != Group::Go)
+                    return g == Group::Past;
+                continue;
+            }
+            const size_t end = k.find('\0');
+            if (end == std::string_view::npos || end + 7 != k.size())
+                throw damagedPostings();
+            if (!fn(k.substr(0, end), v))
+                return false;
+        }
+        return true;
+    }
+
     void forEachTokenStarting(std::string_view prefix,
                               const std::function<bool(std::string_view, size_t)>& fn) override {
         // A cursor of its own: fn may ask other questions of the postings.
         if (!tokensCursor_)
             tokensCursor_.emplace(txn(), s_.postings);
-        // A token's chunks are neighbours (its key, then 0, then the chunk's first posting).
         std::string token;
         size_t count = 0;
-        std::string_view k = prefix, v;
-        for (bool more = tokensCursor_->seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
-             more = tokensCursor_->get(MDB_NEXT, k, v)) {
-            const std::string_view keyToken = k.substr(0, k.find('\0'));
-            const std::optional<size_t> n = postingChunkSize(v);
-            if (!n || keyToken.size() == k.size())
-                throw damagedStore(s_.options.directory, "corrupt postings chunk");
-            if (keyToken != token) {
-                if (!token.empty() && !fn(token, count))
-                    return;
-                token.assign(keyToken);
-                count = 0;
-            }
-            count += *n;
-        }
-        if (!token.empty())
+        const bool all = forEachChunkStarting(
+            *tokensCursor_, prefix, [&](std::string_view chunkToken, std::string_view chunk) {
+                const std::optional<size_t> n = postingChunkSize(chunk);
+                if (!n)
+                    throw damagedPostings();
+                if (chunkToken != token) {
+                    if (!token.empty() && !fn(token, count))
+                        return false;
+                    token.assign(chunkToken);
+                    count = 0;
+                }
+                count += *n;
+                return true;
+            });
+        if (all && !token.empty())
             fn(token, count);
     }
 
@@ -1233,19 +1323,18 @@ public:
         if (!tokensCursor_)
             tokensCursor_.emplace(txn(), s_.postings);
         const size_t was = out.size();
-        std::string_view k = prefix, v;
-        for (bool more = tokensCursor_->seek(MDB_SET_RANGE, k, v); more && k.starts_with(prefix);
-             more = tokensCursor_->get(MDB_NEXT, k, v)) {
-            if (!decodePostingChunk(v, namesChunk_))
-                throw damagedStore(s_.options.directory, "corrupt postings chunk");
-            if (out.size() - was + namesChunk_.size() > cap) {
-                out.resize(was);
-                return false;
-            }
-            for (const Posting& p : namesChunk_)
-                out.emplace_back(p.length, p.id);
-        }
-        return true;
+        return forEachChunkStarting(*tokensCursor_, prefix,
+                                    [&](std::string_view, std::string_view chunk) {
+                                        if (!decodePostingChunk(chunk, namesChunk_))
+                                            throw damagedPostings();
+                                        if (out.size() - was + namesChunk_.size() > cap) {
+                                            out.resize(was);
+                                            return false;
+                                        }
+                                        for (const Posting& p : namesChunk_)
+                                            out.emplace_back(p.length, p.id);
+                                        return true;
+                                    });
     }
 
     bool hasPosting(std::string_view token, uint32_t length, uint32_t id) override {
@@ -1255,6 +1344,22 @@ public:
         for (AskedChunk& chunk : askedChunks_)
             if (chunk.covers(token, target))
                 return holds(chunk, target);
+        const TokenStart* start = tokenStart(token);
+        if (!start)
+            return false;
+        if (!start->hasSecond) { // one chunk (a pair token's in its group, or most others'):
+                                 // no seek
+            AskedChunk& chunk = askedChunks_[nextAskedChunk_++ % askedChunks_.size()];
+            chunk.token.assign(token);
+            chunk.first = Posting{};
+            chunk.next.reset();
+            chunk.read.clear();
+            if (!chunk.reader.start(start->firstValue)) {
+                chunk.token.clear();
+                throw damagedPostings();
+            }
+            return holds(chunk, target);
+        }
         if (!postingsCursor_)
             postingsCursor_.emplace(txn(), s_.postings);
         const auto ofToken = [&](std::string_view key) {

@@ -155,18 +155,41 @@ std::string indexTables(const std::filesystem::path& directory) {
         out << "word " << k << " x" << readBigEndian(v, 4) << "\n";
     });
     std::map<std::string, std::set<std::string>> postings;
-    each("postings", 0, [&](std::string_view k, std::string_view v) {
-        const size_t end = k.find('\0');
-        REQUIRE(end != std::string_view::npos);
-        std::vector<Posting> chunk;
-        REQUIRE(decodePostingChunk(v, chunk));
-        CHECK(postingKeyFirst(k) == chunk.front());
-        CHECK(chunk.size() <= 2 * kPostingsPerChunk);
+    // Rows in key order meet every token in order, each token in one group or in chunk rows of
+    // its own; only pair tokens are grouped, each in one chunk of at most kPostingsPerChunk.
+    std::string lastToken;
+    bool lastGrouped = false;
+    const auto take = [&](std::string_view token, const std::vector<Posting>& chunk, bool grouped) {
+        CHECK((token > lastToken || (token == lastToken && !grouped && !lastGrouped)));
+        lastToken = token;
+        lastGrouped = grouped;
+        CHECK(!chunk.empty());
         for (const Posting& posting : chunk) {
             const std::string& name = byId.at(posting.id);
             CHECK(posting.length == name.size());
-            postings[std::string(k.substr(0, end))].insert(name);
+            postings[std::string(token)].insert(name);
         }
+    };
+    each("postings", 0, [&](std::string_view k, std::string_view v) {
+        std::vector<Posting> chunk;
+        if (isPostingGroupKey(k)) {
+            PostingGroup group;
+            REQUIRE(decodePostingGroup(k, v, group));
+            CHECK(v.size() <= kPostingGroupBytes + 64);
+            for (const auto& [token, bytes] : group) {
+                CHECK(groupedToken(token));
+                REQUIRE(decodePostingChunk(bytes, chunk));
+                CHECK(chunk.size() <= kPostingsPerChunk);
+                take(token, chunk, true);
+            }
+            return;
+        }
+        const size_t end = k.find('\0');
+        REQUIRE(end != std::string_view::npos);
+        REQUIRE(decodePostingChunk(v, chunk));
+        CHECK(postingKeyFirst(k) == chunk.front());
+        CHECK(chunk.size() <= 2 * kPostingsPerChunk);
+        take(k.substr(0, end), chunk, false);
     });
     for (const auto& [token, names] : postings) {
         out << "token " << token << ":";
@@ -519,6 +542,135 @@ TEST_CASE("tokens held by hundreds of names span several postings chunks, and se
         store->flush();
     }
     CHECK(indexTables(freshOptions.directory) == tables);
+}
+
+TEST_CASE("a group row finds each of its tokens, and none between them", "[store][names]") {
+    const Strings tokens = {"Pa",    "Pa b", "Pa bc", "Pa bcd", "Pa bd",
+                            "Pa bz", "Pab",  "Pb",    "Pb a",   "Pba"};
+    PostingGroup group;
+    for (size_t i = 0; i < tokens.size(); ++i)
+        group.emplace_back(tokens[i], encodePostingChunk({{uint32_t(3 + i), uint32_t(i + 1)}}));
+    const std::string key = postingPrefix(tokens.front()), value = encodePostingGroup(group);
+    PostingGroup decoded;
+    REQUIRE(decodePostingGroup(key, value, decoded));
+    CHECK(decoded == group);
+    bool damaged = true;
+    for (const auto& [token, chunk] : group) {
+        INFO(token);
+        const std::optional<std::string_view> found =
+            findInPostingGroup(key, value, token, damaged);
+        REQUIRE(found);
+        CHECK(*found == chunk);
+        CHECK(!damaged);
+    }
+    for (const char* absent : {"P", "PZ", "Pa ", "Pa a", "Pa bb", "Pa bca", "Pa bce", "Pa c", "Paa",
+                               "Pac", "Pb ", "Pb b", "Pbb", "Pc"}) {
+        INFO(absent);
+        CHECK(!findInPostingGroup(key, value, absent, damaged));
+        CHECK(!damaged);
+    }
+    // A row that is not a group's, or cut short, is damaged.
+    CHECK(!findInPostingGroup("Pa\0\0\0\0\0\0\0", value, "Pa", damaged));
+    CHECK(damaged);
+    CHECK(!findInPostingGroup(key, value.substr(0, value.size() - 2), "Pba", damaged));
+    CHECK(damaged);
+    CHECK(!decodePostingGroup(key, value.substr(0, value.size() - 2), decoded));
+    CHECK(!decodePostingGroup(postingPrefix("Pa b"), value, decoded)); // not its first token
+}
+
+/// The `postings` rows that are groups of pair tokens, and the tokens they hold.
+std::pair<size_t, size_t> postingGroups(const std::filesystem::path& directory) {
+    auto env = lmdb::Env::open(directory, size_t(64) << 20, 16, 16, 0);
+    lmdb::Txn txn = lmdb::Txn::begin(env, true);
+    lmdb::Cursor cursor(txn, txn.openDb("postings", 0));
+    std::pair<size_t, size_t> groups{0, 0};
+    PostingGroup group;
+    std::string_view k, v;
+    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
+        if (isPostingGroupKey(k)) {
+            REQUIRE(decodePostingGroup(k, v, group));
+            ++groups.first;
+            groups.second += group.size();
+        }
+    return groups;
+}
+
+TEST_CASE("pair tokens share group rows, one that outgrows them gets chunks of its own, and "
+          "search finds what checking every name finds as they move",
+          "[store][names]") {
+    // flushBuffer<n>: "Pflush buffer" in every one of them, "Pbuffer <n>" in one each;
+    // readBlock<n> likewise, with fewer.
+    auto tree = [](size_t flushes, size_t readsFrom, size_t reads) {
+        std::vector<std::vector<Symbol>> files(2);
+        for (size_t n = 0; n < flushes; ++n)
+            files[n % 2].push_back(makeSymbol("flushBuffer" + std::to_string(n), n + 1, true));
+        for (size_t n = readsFrom; n < reads; ++n)
+            files[n % 2].push_back(makeSymbol("readBlock" + std::to_string(n), n + 1, n % 3));
+        return files;
+    };
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto lmdb = SymbolStore::open(options);
+    auto publish = [&](Store& store, const std::vector<std::vector<Symbol>>& files) {
+        for (size_t f = 0; f < files.size(); ++f)
+            store.publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
+        store.flush();
+    };
+    const Strings queries = {"flushbuf", "fb",     "fbu",         "buffer1",     "buffer 29",
+                             "uffer29",  "rb",     "readblock",   "readblock7",  "block12",
+                             "lock1",    "block",  "flushbuffer", "bufferblock", "b1",
+                             "readbloc", "flubuf", "read_block",  "ffer2"};
+    auto same = [&](const std::vector<std::vector<Symbol>>& files) {
+        MemoryStore memory;
+        publish(memory, files);
+        for (const std::string& query : queries)
+            for (size_t limit : {size_t(5), size_t(5000)}) {
+                INFO(query << " limit " << limit);
+                CHECK(find(*lmdb, query, limit) == find(memory, query, limit));
+            }
+    };
+
+    const auto first = tree(300, 0, 100);
+    publish(*lmdb, first);
+    same(first);
+    CHECK(find(*lmdb, "flushbuf", 5000).size() == 300);
+    indexTables(options.directory); // checks the rows' order and bounds
+    // 300 names: past kPostingsPerChunk, so chunks of its own (two: past twice that too) ...
+    CHECK(postingChunks(options.directory, "Pflush buffer") == 2);
+    // ... while the 400 tokens of one name each, and "Pread block", share rows of ~1 KB.
+    auto [groups, grouped] = postingGroups(options.directory);
+    CHECK(grouped == 300 + 100 + 1);
+    CHECK(groups >= 8);
+    CHECK(groups <= 20);
+
+    // "Pread block" outgrows its group; "Pflush buffer" shrinks back to one chunk of its own;
+    // most of the one-name tokens go, the first ones of their groups among them.
+    const auto second = tree(40, 50, 250);
+    publish(*lmdb, second);
+    same(second);
+    CHECK(find(*lmdb, "readblock", 5000).size() == 200);
+    CHECK(postingChunks(options.directory, "Pflush buffer") == 1);
+    CHECK(postingChunks(options.directory, "Pread block") == 1);
+    std::tie(groups, grouped) = postingGroups(options.directory);
+    CHECK(grouped == 40 + 200);
+    const std::string tables = indexTables(options.directory);
+
+    // The same names written at once hold the same tokens (laid out in rows otherwise).
+    TempDir fresh;
+    StoreOptions freshOptions = options;
+    freshOptions.directory = fresh.path() / "store";
+    {
+        auto store = SymbolStore::open(freshOptions);
+        publish(*store, second);
+    }
+    CHECK(indexTables(freshOptions.directory) == tables);
+
+    // Every name gone: no row left.
+    publish(*lmdb, tree(0, 0, 0));
+    CHECK(postingGroups(options.directory) == std::pair<size_t, size_t>(0, 0));
+    CHECK(postingChunks(options.directory, "Pflush buffer") == 0);
 }
 
 TEST_CASE("a search skips through tokens of many postings chunks to the names a rarer token "
