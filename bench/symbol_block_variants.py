@@ -19,16 +19,7 @@ import shutil
 import subprocess
 import sys
 
-
-def varint(b, i):
-    value = shift = 0
-    while True:
-        byte = b[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, i
+from store_tables import varint  # beside this script
 
 
 def put_varint(v):
@@ -76,7 +67,7 @@ def usr_refs(usr, qualified, before):
     return out
 
 
-def variant(name, head, s, before):
+def variant(name, s, before):
     if name == "all fields":
         return s
     if name == "without the USR":
@@ -114,7 +105,7 @@ def main():
             for head, s in declarations(open(os.path.join(samples, f), "rb").read()):
                 if name == "without locals" and head[1] & 8:
                     continue
-                fields = s if name == "without locals" else variant(name, head, s, before)
+                fields = s if name == "without locals" else variant(name, s, before)
                 before.append(s[2].decode())
                 record = head + b"".join(put_varint(len(x)) + x for x in fields)
                 out += put_varint(len(record)) + record
