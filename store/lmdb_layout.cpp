@@ -68,6 +68,12 @@ bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries) {
 
 namespace {
 
+/// How many bytes `a` and `b` start with alike: what a front-coded key or token stores once.
+size_t sharedPrefix(std::string_view a, std::string_view b) {
+    const size_t n = std::min(a.size(), b.size());
+    return size_t(std::mismatch(a.begin(), a.begin() + n, b.begin()).first - a.begin());
+}
+
 /// The length of the UsrRow at the start of `bytes` (its count, then two varints an entry);
 /// nullopt if it runs out.
 std::optional<size_t> usrRowLength(std::string_view bytes) {
@@ -174,9 +180,7 @@ encodeNamesBlocks(const std::vector<std::pair<std::string, std::string>>& rows) 
         if (i != 0) {
             const std::string& before = rows[i - 1].first;
             const std::string& key = rows[i].first;
-            size_t shared = 0;
-            while (shared < before.size() && shared < key.size() && before[shared] == key[shared])
-                ++shared;
+            const size_t shared = sharedPrefix(before, key);
             w.varint(shared);
             w.string(std::string_view(key).substr(shared));
         }
@@ -350,9 +354,7 @@ std::string encodePostingGroup(const PostingGroup& group) {
     Writer w(out);
     std::string_view before = group.empty() ? std::string_view() : group.front().first;
     for (const auto& [token, chunk] : group) {
-        size_t shared = 0;
-        while (shared < before.size() && shared < token.size() && before[shared] == token[shared])
-            ++shared;
+        const size_t shared = sharedPrefix(before, token);
         w.varint(shared);
         w.string(std::string_view(token).substr(shared));
         w.string(chunk);
@@ -398,13 +400,6 @@ std::optional<std::string_view> findInPostingGroup(std::string_view key, std::st
     damaged = !isPostingGroupKey(key);
     if (damaged)
         return std::nullopt;
-    const auto sharedBytes = [](std::string_view a, std::string_view b) {
-        const size_t n = std::min(a.size(), b.size());
-        size_t i = 0;
-        while (i < n && a[i] == b[i])
-            ++i;
-        return i;
-    };
     // `match`: the bytes the token before shares with `token`, which it is before (its next byte
     // is smaller, or it has no more). A token that shares more than that with the one before is
     // before `token` too; one that shares less is past it.
@@ -430,10 +425,12 @@ std::optional<std::string_view> findInPostingGroup(std::string_view key, std::st
             return std::nullopt;
         }
         const std::string_view want = token.substr(match);
-        const size_t same = sharedBytes(rest, want);
+        const size_t same = sharedPrefix(rest, want);
         if (same == rest.size() && same == want.size())
             return chunk;
-        if (same == want.size() || (same < rest.size() && rest[same] > want[same]))
+        // Bytes compare unsigned, as LMDB's keys and std::string_view do.
+        if (same == want.size() ||
+            (same < rest.size() && uint8_t(rest[same]) > uint8_t(want[same])))
             return std::nullopt; // past it
         match += same;
     }
