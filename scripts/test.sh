@@ -53,7 +53,8 @@ done
 section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer, daemon and bench-core tests"
 BUILD_TYPE=Debug BUILD_DIR="$root/build-address" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=address -DSYMDEX_TESTS_ONLY=ON
-# The tests run with ASAN_OPTIONS=intercept_tls_get_addr=0 (tests/CMakeLists.txt says why).
+# The tests run with ASAN_OPTIONS=intercept_tls_get_addr=0 (tests/CMakeLists.txt says why;
+# the ThreadSanitizer tests above set it in TSAN_OPTIONS for the same reason).
 (cd "$root/build-address" && ctest -j"$jobs" --output-on-failure)
 
 section "libFuzzer: LSP framing and JSON-RPC, store records, compile databases (60 s each)"
