@@ -12,7 +12,8 @@ Variants: all fields; without the USR, the qualified name, the signature, the na
 locals (flag 8); the USR with what it repeats written as one-byte references ("usr refs": the
 longest of the block's four USRs before it that it contains, and each component of the
 qualified name it spells after an '@'; an estimate of a format that would store it so, not a
-decoder's exact form).
+decoder's exact form). From a format-26 store the samples hold the USRs coded so already
+(docs/store-format.md), and "usr refs" measures what is left.
 """
 import os
 import shutil

@@ -329,10 +329,11 @@ private:
             txn_.put(s_.symbols, rowKey(id, block), file.symbolBlocks[block]);
             if (!s_.dictionaryDecided && s_.dictionarySampleBytes + sampleBytes_ <
                                              SymbolStore::Impl::kDictionaryTrainingBytes) {
-                std::optional<SymbolBlock> decoded = decodeBlock(file.symbolBlocks[block]);
-                if (!decoded)
+                std::optional<std::string> plain = SymbolBlock::decompressed(
+                    file.symbolBlocks[block], dictionaryOf(file.symbolBlocks[block]));
+                if (!plain)
                     throw std::logic_error("a block of declarations that does not decode");
-                samples_.emplace_back(decoded->plain());
+                samples_.push_back(std::move(*plain));
                 sampleBytes_ += samples_.back().size();
             }
         }
@@ -359,10 +360,15 @@ private:
     /// A block of declarations of this transaction's snapshot, against whichever dictionary it
     /// names; nullopt if it does not decode.
     std::optional<SymbolBlock> decodeBlock(std::string_view bytes) {
-        const uint32_t id = symbolBlockDictionaryId(bytes);
+        return SymbolBlock::decode(bytes, dictionaryOf(bytes));
+    }
+
+    /// The store dictionary a block of declarations names, if it names one of this snapshot.
+    const ZstdDictionary* dictionaryOf(std::string_view block) {
+        const uint32_t id = symbolBlockDictionaryId(block);
         if (id != ZstdDictionary::builtInSymbols().id() && (!own_ || own_->id() != id))
             own_ = s_.ownDictionary(id, txn_);
-        return SymbolBlock::decode(bytes, own_.get());
+        return own_.get();
     }
 
     /// Deletes every symbol and reference of a file together with their index entries.

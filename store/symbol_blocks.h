@@ -41,16 +41,18 @@ public:
     /// Decodes a block compressed against the built-in dictionary or `storeDictionary`.
     static std::optional<SymbolBlock> decode(std::string_view block,
                                              const ZstdDictionary* storeDictionary = nullptr);
+    /// A block's bytes as compressed (its rows with their USRs coded, each after its varint
+    /// length: dictionary training's sample); nullopt if they do not decompress.
+    static std::optional<std::string> decompressed(std::string_view block,
+                                                   const ZstdDictionary* storeDictionary = nullptr);
     size_t size() const { return rows_.size(); }
-    /// The rows as compressed: each after its varint length (dictionary training's sample).
-    std::string_view plain() const { return bytes_; }
     /// The encoded symbol at `index` (decodeSymbol() reads it).
     std::string_view row(size_t index) const {
         return std::string_view(bytes_).substr(rows_[index].first, rows_[index].second);
     }
 
 private:
-    std::string bytes_; ///< the decompressed rows, each after a varint length
+    std::string bytes_; ///< the rows, USRs expanded, each after a varint length
     std::vector<std::pair<size_t, size_t>> rows_; ///< offset and size of each row in bytes_
 };
 

@@ -2,6 +2,8 @@
 #include "store/lmdb_layout.h"
 #include "store/records.h"
 #include "store/ref_blocks.h"
+#include "store/symbol_blocks.h"
+#include "store/zstd_frame.h"
 
 #include <catch2/catch.hpp>
 
@@ -221,4 +223,108 @@ TEST_CASE("a USR table keeps its targets' usrs buckets packed and its containers
         }
     }
     CHECK_FALSE(UsrTable::parse("abc"));
+}
+
+namespace {
+
+Symbol declaration(std::string usr, std::string qualifiedName) {
+    Symbol s;
+    s.usr = std::move(usr);
+    s.qualifiedName = std::move(qualifiedName);
+    s.name = s.qualifiedName.substr(s.qualifiedName.rfind(':') + 1);
+    s.kind = SymbolKind::Function;
+    s.location = {3, 5};
+    s.extent = {{3, 1}, {4, 2}};
+    s.signature = "void " + s.name + "()";
+    return s;
+}
+
+/// A block of `symbols`' rows in the format a store keeps them.
+std::string blockOf(const std::vector<Symbol>& symbols) {
+    std::vector<std::string> encoded;
+    for (const Symbol& s : symbols)
+        encoded.push_back(encodeSymbol(s));
+    return encodeSymbolBlock({encoded.begin(), encoded.end()}, 3);
+}
+
+} // namespace
+
+TEST_CASE("a block of declarations gives back each USR byte for byte, having stored what it "
+          "repeats of the USRs before it and of its qualified name in a byte",
+          "[records]") {
+    const std::string get = "c:@N@leveldb@S@DBImpl@F@Get#&1$@N@leveldb@S@ReadOptions#&1$@N@"
+                            "leveldb@S@Slice#*$@N@std@N@__cxx11@S@basic_string>#C#";
+    std::vector<Symbol> symbols{
+        declaration(get, "leveldb::DBImpl::Get"),
+        // Parameters: their USRs hold their function's.
+        declaration("c:db_impl.cc@4403" + get.substr(2) + "@options", "options"),
+        declaration("c:db_impl.cc@4434" + get.substr(2) + "@key", "key"),
+        declaration("c:@N@leveldb@S@DBImpl@FI@mutex_", "leveldb::DBImpl::mutex_"),
+        // Components are found where the USR spells them, not where C++ would split them.
+        declaration("c:@N@leveldb@ST>1#T@Cache@F@Lookup<#t0.0>#", "leveldb::Cache<T>::Lookup<T>"),
+        declaration("c:@N@a::b@S@x", "a::b::::x"),
+        declaration("", "unnamed"),
+        // A USR with a byte the coding uses for itself is kept as it is.
+        declaration(std::string("c:@F@odd\x01\x10name"), "odd\x01\x10name"),
+        declaration(std::string("c:@F@\x00", 6), ""),
+        // Five rows on, the function's USR is no longer one to refer back to.
+        declaration("c:db_impl.cc@4500" + get.substr(2) + "@value", "value"),
+    };
+    size_t plainBytes = 0;
+    for (const Symbol& s : symbols)
+        plainBytes += encodeSymbol(s).size() + 1;
+
+    const std::string block = blockOf(symbols);
+    std::optional<SymbolBlock> decoded = SymbolBlock::decode(block);
+    REQUIRE(decoded);
+    REQUIRE(decoded->size() == symbols.size());
+    for (size_t i = 0; i < symbols.size(); ++i) {
+        INFO("row " << i);
+        CHECK(decodeSymbol(decoded->row(i)) == symbols[i]);
+    }
+    // What zstd gets: each parameter's USR holds its function's as one byte, and the names of
+    // the scopes are bytes too.
+    std::optional<std::string> coded = SymbolBlock::decompressed(block);
+    REQUIRE(coded);
+    CHECK(coded->size() + 2 * get.size() < plainBytes);
+    CHECK(coded->find("c:db_impl.cc@4403\x10@\x01") != std::string::npos);
+    auto count = [&](std::string_view word) {
+        size_t n = 0;
+        for (size_t at = coded->find(word); at != std::string::npos; at = coded->find(word, at + 1))
+            ++n;
+        return n;
+    };
+    CHECK(count("@leveldb") == 3); // all of the last row's
+    CHECK(count("@DBImpl") == 1);
+}
+
+TEST_CASE("a block whose coded USR refers to what is not there is refused", "[records]") {
+    auto withUsr = [](std::string coded, std::string qualified) {
+        std::string row;
+        Writer w(row);
+        w.byte(0);
+        w.byte(0);
+        for (int i = 0; i < 6; ++i)
+            w.varint(1);
+        w.string("x");
+        w.string(qualified);
+        w.string(coded);
+        w.string("");
+        w.string("");
+        std::string plain, block;
+        Writer(plain).string(row);
+        Writer header(block);
+        header.varint(1);
+        header.varint(1);
+        appendCompressed(block, plain, &ZstdDictionary::builtInSymbols());
+        return block;
+    };
+    REQUIRE(SymbolBlock::decode(withUsr("c:@N@\x01@F@x", "ns::x")));
+    CHECK(decodeSymbol(SymbolBlock::decode(withUsr("c:@N@\x02@F@\x01", "ns::x"))->row(0))->usr ==
+          "c:@N@ns@F@x");
+    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@N@\x03@F@x", "ns::x")));  // no third component
+    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@F@\x10", "x")));           // no USR before it
+    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@F@\x1f", "x")));           // not a code
+    CHECK(decodeSymbol(SymbolBlock::decode(withUsr(std::string("\0c:\x1f", 4), "x"))->row(0))->usr ==
+          "c:\x1f");
 }
