@@ -322,9 +322,10 @@ TEST_CASE("a block whose coded USR refers to what is not there is refused", "[re
     REQUIRE(SymbolBlock::decode(withUsr("c:@N@\x01@F@x", "ns::x")));
     CHECK(decodeSymbol(SymbolBlock::decode(withUsr("c:@N@\x02@F@\x01", "ns::x"))->row(0))->usr ==
           "c:@N@ns@F@x");
-    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@N@\x03@F@x", "ns::x")));  // no third component
-    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@F@\x10", "x")));           // no USR before it
-    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@F@\x1f", "x")));           // not a code
-    CHECK(decodeSymbol(SymbolBlock::decode(withUsr(std::string("\0c:\x1f", 4), "x"))->row(0))->usr ==
-          "c:\x1f");
+    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@N@\x03@F@x", "ns::x"))); // no third component
+    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@F@\x10", "x")));         // no USR before it
+    CHECK_FALSE(SymbolBlock::decode(withUsr("c:@F@\x1f", "x")));         // not a code
+    CHECK(
+        decodeSymbol(SymbolBlock::decode(withUsr(std::string("\0c:\x1f", 4), "x"))->row(0))->usr ==
+        "c:\x1f");
 }
