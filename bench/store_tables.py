@@ -71,8 +71,9 @@ def main():
             print(f"{name:<12} {f.get('Entries', 0):>9} {pages:>8} {mib(pages * PAGE):>10}")
     print(f"{'all tables':<12} {'':>9} {total:>8} {mib(total * PAGE):>10}")
 
-    # Format 25: a key that ends at its 0 byte is a group row of pair tokens, each with its one
-    # chunk; any other key is a chunk's (the token, 0, then six bytes of its first posting).
+    # Format 25: a key that ends at its 0 byte is a group row of tokens (format 25: pair tokens;
+    # 26: any), each with its one chunk; any other key is a chunk's (the token, 0, then six bytes
+    # of its first posting).
     kinds, keys, values, tokens = Counter(), Counter(), Counter(), {}
     groups = grouped = group_bytes = 0
     for k, v in dump(store, "postings"):
@@ -100,7 +101,7 @@ def main():
               f"{keys[kind] / kinds[kind]:.1f} B, value {values[kind] / kinds[kind]:.1f} B a chunk: "
               f"{mib(keys[kind] + values[kind] + NODE * kinds[kind])}")
     if groups:
-        print(f"  P grouped: {grouped:>7} tokens {groups:>7} rows, {group_bytes / groups:.0f} B a "
+        print(f"  grouped: {grouped:>7} tokens {groups:>7} rows, {group_bytes / groups:.0f} B a "
               f"row with its key and node: {mib(group_bytes)}")
 
     blocks = rows = stored = 0
@@ -111,15 +112,15 @@ def main():
     print(f"\nnames: {rows} rows in {blocks} blocks, {mib(stored)} with their nodes "
           f"({stored / max(rows, 1):.1f} B a row)")
 
-    # Format 24: u32 targets, their usrs buckets packed 18 bits each, 8 bytes a container.
+    # Format 26: u32 targets, their usrs buckets packed 16 bits each, 8 bytes a container.
     rows = stored = targets = containers = 0
     for _, v in dump(store, "refUsrs"):
         rows += 1
         stored += len(v)
         n = int.from_bytes(v[:4], "big")
         targets += n
-        containers += (len(v) - 4 - (n * 18 + 7) // 8) // 8
-    print(f"refUsrs: {rows} rows, {mib(stored)}: {targets} targets (18-bit buckets), "
+        containers += (len(v) - 4 - (n * 16 + 7) // 8) // 8
+    print(f"refUsrs: {rows} rows, {mib(stored)}: {targets} targets (16-bit buckets), "
           f"{containers} containers (8-byte hashes)")
 
 

@@ -47,9 +47,10 @@ std::string rowKey(uint32_t fileId, uint32_t seq);
 /// The sequence number of a rowKey().
 uint32_t rowSeq(std::string_view rowKey);
 /// USRs are kept in buckets of their hash's top kUsrBucketBits bits: a bucket's rows share one
-/// LMDB node, where a row of its own paid a node and an 8-byte key (18 bits: about 2 USRs a bucket
-/// at 300k names, 15 at 2M).
-inline constexpr int kUsrBucketBits = 18;
+/// LMDB node, where a row of its own paid a node and an 8-byte key (16 bits since format 26: about
+/// 8 USRs a bucket at 300k names, 60 at 2M; 18 bits before, whose 2 a bucket at 300k spent a
+/// quarter of the table on keys and nodes).
+inline constexpr int kUsrBucketBits = 16;
 /// The `usrs` key of a USR's bucket.
 std::string usrBucketKey(uint64_t usrHash);
 /// What tells a USR from the others of its bucket: its hash's low 48 bits.
@@ -226,16 +227,17 @@ private:
 /// How many postings a chunk holds, reading only its count; nullopt if malformed.
 std::optional<size_t> postingChunkSize(std::string_view bytes);
 
-/// Pair tokens (name_index.h's 'P') are most of the index's tokens, nearly all of them held by a
-/// name or two: a row each paid an LMDB node and a 20-byte key for a 9-byte chunk. So a pair
-/// token whose postings fit one chunk of at most kPostingsPerChunk is kept in a group row with
-/// the tokens after it (format 25): the row's key is postingPrefix() of its first token (no
-/// posting after the 0 byte: a chunk's key has six bytes more), its value each token in order
-/// with its chunk (encodePostingGroup). No other row sorts between a group's key and its last
-/// token, so rows in key order meet every token in order. A pair token that outgrows a group
-/// gets chunk rows of its own, as every other token has.
+/// Most tokens of the index are held by a name or a few: pair tokens (name_index.h's 'P') above
+/// all, but also initials and rare words. A row each paid an LMDB node and a key of up to 20
+/// bytes for a chunk of a few bytes. So a token whose postings fit one chunk of at most
+/// kPostingsPerChunk is kept in a group row with the tokens after it (format 25: pair tokens;
+/// format 26: every kind): the row's key is postingPrefix() of its first token (no posting after
+/// the 0 byte: a chunk's key has six bytes more), its value each token in order with its chunk
+/// (encodePostingGroup). No other row sorts between a group's key and its last token, so rows
+/// in key order meet every token in order. A token that outgrows a group gets chunk rows of its
+/// own.
 inline bool groupedToken(std::string_view token) {
-    return !token.empty() && token[0] == 'P';
+    return !token.empty();
 }
 /// Whether a `postings` key is a group row's (else it is a chunk's).
 inline bool isPostingGroupKey(std::string_view key) {

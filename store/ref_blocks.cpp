@@ -107,7 +107,8 @@ std::optional<UsrTable> UsrTable::parse(std::string_view bytes) {
 
 uint32_t UsrTable::bucket(size_t index) const {
     const size_t bit = index * kUsrBucketBits;
-    // The 18 bits span at most 4 bytes from the one they begin in (the padding reads as zeros).
+    // The kUsrBucketBits (16) span at most 4 bytes from the one they begin in (the padding reads as
+    // zeros).
     uint32_t window = 0;
     for (size_t i = 0; i < 4; ++i) {
         const size_t at = 4 + bit / 8 + i;

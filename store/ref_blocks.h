@@ -3,9 +3,9 @@
 //
 //   - the file's USR table: the distinct USRs its references name, in the order the file first
 //     names them, then those that are only containers. A named USR is kept as its `usrs`
-//     bucket only (18 bits, packed; format 24): the bucket's USR whose entries say "file F names
-//     it, at index i" is the one, so its hash is read there, with every other of the file's
-//     USRs in the bucket. A container only is kept as its hash (8 bytes); and
+//     bucket only (16 bits, packed; format 24, 18 bits before format 26): the bucket's USR whose
+//     entries say "file F names it, at index i" is the one, so its hash is read there, with every
+//     other of the file's USRs in the bucket. A container only is kept as its hash (8 bytes); and
 //   - the references in source order, in blocks of kRefsPerBlock, column by column: the lines
 //     as differences from the one before, the columns, the roles, the USRs (0: the next one no
 //     block named before, else 1 + its index) and the containers (0: the one before's, else

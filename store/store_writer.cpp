@@ -17,8 +17,6 @@
 
 namespace symdex {
 
-static_assert(kPairToken == 'P', "lmdb_layout.h's groupedToken() keeps pair tokens in groups");
-
 std::pair<const uint32_t*, const uint32_t*> EncodedFile::symbolsNamed(std::string_view key) const {
     auto range = std::equal_range(
         symbolsByName.begin(), symbolsByName.end(), key, [&](const auto& a, const auto& b) {
@@ -681,8 +679,8 @@ private:
         }
     }
 
-    /// Applies the postings added and removed this transaction: pair tokens in the group rows
-    /// that hold them (writeGroups), every other token (and a pair token that has outgrown its
+    /// Applies the postings added and removed this transaction: a token without chunk rows in
+    /// the group rows that hold it (writeGroups), a token that has them (one that outgrew its
     /// group) in its own chunks (writeChunks).
     void writePostings() {
         std::vector<std::string> grouped;
@@ -763,7 +761,7 @@ private:
         }
     }
 
-    /// The edits of pair tokens without chunk rows, `tokens` in order: each group row they fall
+    /// The edits of tokens without chunk rows, `tokens` in order: each group row they fall
     /// in is read once, changed, and written back, cut where it grows past kPostingGroupBytes
     /// and where a token outgrows it (that token's postings go to chunk rows of its own).
     void writeGroups(const std::vector<std::string>& tokens) {

@@ -14,17 +14,22 @@ namespace {
 /// comments are a few KB).
 constexpr size_t kMaxBlockBytes = 64u << 20;
 
-// A row's USR as a block stores it (format 26): its bytes, except that what it repeats of the
-// block's USRs before it and of its own qualified name is one byte each. USRs are printable
-// (clang writes names, file names and type codes), so bytes below 0x20 are free for this; a USR
-// that holds one anyway is stored after kLiteral, as it is.
+// A row's qualified name, USR and signature as a block stores them (format 26): their bytes,
+// except that what they repeat of the row's name, of its qualified name, and of the rows before
+// it is one byte each (docs/store-format.md). They are printable (clang writes names, file
+// names, type codes and types), so bytes below 0x20 are free for this; a field that holds one
+// anyway is stored after kLiteral, as it is.
 constexpr uint8_t kLiteral = 0x00;
-constexpr uint8_t kComponent = 0x01; ///< 0x01-0x08: the qualified name's last, second last, ...
-constexpr uint8_t kComponents = 8;   ///< ... component (split at "::", empty ones left out)
-constexpr uint8_t kEarlier = 0x10;   ///< 0x10-0x13: the USR 1-4 rows before, after its "c:"
+constexpr uint8_t kName = 0x01;      ///< qualified name, signature: the row's name
+constexpr uint8_t kComponent = 0x01; ///< USR: 0x01-0x08, the qualified name's last, second
+constexpr uint8_t kComponents = 8;   ///< last, ... component (split at "::", empty ones left out)
+constexpr uint8_t kEarlier = 0x10;   ///< USR: 0x10-0x13, the USR 1-4 rows before, after its "c:";
+                                     ///< qualified name: the scope of the one 1-4 rows before
+constexpr uint8_t kEarlierWhole = 0x14; ///< qualified name: 0x14-0x17, all of the one 1-4 before
 constexpr uint8_t kEarliers = 4;
-constexpr size_t kMinEarlier = 9;   ///< shorter repeats are left to zstd
+constexpr size_t kMinEarlier = 9;   ///< a USR's shorter repeats are left to zstd
 constexpr size_t kMinComponent = 3; ///< likewise
+constexpr size_t kMinName = 2;      ///< likewise, in a signature
 
 bool isCode(char c) {
     return static_cast<uint8_t>(c) < 0x20;
@@ -44,46 +49,69 @@ void componentsOf(std::string_view qualified, std::vector<std::string_view>& out
     }
 }
 
-/// A row's fields around its USR: the bytes before the USR's length, the qualified name, the
-/// USR, and the bytes after it (signature and comment). False if the row does not parse so far.
-struct RowParts {
-    std::string_view head, qualifiedName, usr, tail;
-};
-
-bool splitRow(std::string_view row, RowParts& parts) {
-    Reader r(row);
-    r.byte();
-    r.byte();
-    for (int i = 0; i < 6; ++i)
-        r.varint();
-    r.string();
-    parts.qualifiedName = r.string();
-    parts.head = row.substr(0, row.size() - r.rest().size());
-    parts.usr = r.string();
-    parts.tail = r.rest();
-    return !r.failed();
+/// A qualified name without its last component (`a::b` of `a::b::c`; empty for `c`).
+std::string_view scopeOf(std::string_view qualified) {
+    const size_t cut = qualified.rfind("::");
+    return cut == std::string_view::npos ? std::string_view() : qualified.substr(0, cut);
 }
 
-/// Appends the USR `coded` stands for; false if it is not a coded USR of this row.
-bool expandUsr(std::string_view coded, const std::vector<std::string_view>& components,
-               const std::vector<std::string_view>& earlier, std::string& out) {
+/// The `back`-th value before the last of `values` (0: the last); nullopt past the first.
+std::optional<std::string_view> before(const std::vector<std::string_view>& values, size_t back) {
+    if (back >= values.size())
+        return std::nullopt;
+    return values[values.size() - 1 - back];
+}
+
+/// What a row's coded fields may refer to.
+struct Context {
+    std::string_view name;                        ///< the row's (stored as it is)
+    std::vector<std::string_view> components;     ///< of the row's qualified name
+    std::vector<std::string_view> qualifiedNames; ///< of the rows before, expanded, latest last
+    std::vector<std::string_view> usrs;           ///< likewise
+
+    std::optional<std::string_view> inQualifiedName(uint8_t code) const {
+        if (code == kName)
+            return name;
+        if (code >= kEarlier && code < kEarlier + kEarliers) {
+            const auto earlier = before(qualifiedNames, code - kEarlier);
+            return earlier ? std::optional(scopeOf(*earlier)) : std::nullopt;
+        }
+        if (code >= kEarlierWhole && code < kEarlierWhole + kEarliers)
+            return before(qualifiedNames, code - kEarlierWhole);
+        return std::nullopt;
+    }
+    std::optional<std::string_view> inUsr(uint8_t code) const {
+        if (code >= kComponent && code < kComponent + kComponents) {
+            if (size_t(code - kComponent) >= components.size())
+                return std::nullopt;
+            return components[code - kComponent];
+        }
+        if (code >= kEarlier && code < kEarlier + kEarliers) {
+            const auto earlier = before(usrs, code - kEarlier);
+            if (!earlier || earlier->size() < 2)
+                return std::nullopt;
+            return earlier->substr(2);
+        }
+        return std::nullopt;
+    }
+    std::optional<std::string_view> inSignature(uint8_t code) const {
+        return code == kName ? std::optional(name) : std::nullopt;
+    }
+};
+
+/// Appends the field `coded` stands for, each code read by `meaning`; false if one means
+/// nothing.
+template <typename Meaning>
+bool expand(std::string_view coded, const Meaning& meaning, std::string& out) {
     if (!coded.empty() && coded[0] == char(kLiteral)) {
         out.append(coded.substr(1));
         return true;
     }
     for (char c : coded) {
-        const uint8_t code = static_cast<uint8_t>(c);
         if (!isCode(c)) {
             out.push_back(c);
-        } else if (code >= kComponent && code < kComponent + kComponents) {
-            if (size_t(code - kComponent) >= components.size())
-                return false;
-            out.append(components[code - kComponent]);
-        } else if (code >= kEarlier && code < kEarlier + kEarliers) {
-            const size_t back = code - kEarlier;
-            if (back >= earlier.size() || earlier[earlier.size() - 1 - back].size() < 2)
-                return false;
-            out.append(earlier[earlier.size() - 1 - back].substr(2));
+        } else if (const std::optional<std::string_view> part = meaning(uint8_t(c))) {
+            out.append(*part);
         } else {
             return false;
         }
@@ -91,27 +119,83 @@ bool expandUsr(std::string_view coded, const std::vector<std::string_view>& comp
     return true;
 }
 
-/// `usr` coded against its row's qualified name's components and the block's USRs before it.
-std::string codeUsr(std::string_view usr, const std::vector<std::string_view>& components,
-                    const std::vector<std::string_view>& earlier) {
+/// `coded` if it expands to `field`, else the field as it is: the coders below cannot make one
+/// that does not, but what a block stores is checked, not assumed.
+template <typename Meaning>
+std::string checked(std::string coded, std::string_view field, const Meaning& meaning) {
+    std::string back;
+    if (expand(coded, meaning, back) && back == field)
+        return coded;
+    return std::string(field);
+}
+
+/// Replaces the first `part` in `coded` by `code`, if `part` is there; true if it was.
+bool replaceFirst(std::string& coded, std::string_view part, uint8_t code) {
+    const size_t at = coded.find(part);
+    if (at == std::string::npos)
+        return false;
+    coded.replace(at, part.size(), 1, char(code));
+    return true;
+}
+
+std::string literal(std::string_view field) {
+    return std::string(1, char(kLiteral)).append(field);
+}
+
+/// A qualified name: the longest scope or whole qualified name of the rows before that starts
+/// it, then the row's name where it ends it.
+std::string codeQualifiedName(std::string_view qualified, const Context& context) {
+    if (std::any_of(qualified.begin(), qualified.end(), isCode))
+        return literal(qualified);
+    std::string_view prefix;
+    uint8_t prefixCode = 0;
+    for (size_t back = 0; back < kEarliers; ++back) {
+        const auto earlier = before(context.qualifiedNames, back);
+        if (!earlier)
+            break;
+        for (auto [candidate, code] : {std::pair(*earlier, uint8_t(kEarlierWhole + back)),
+                                       std::pair(scopeOf(*earlier), uint8_t(kEarlier + back))})
+            if (candidate.size() > prefix.size() && qualified.starts_with(candidate)) {
+                prefix = candidate;
+                prefixCode = code;
+            }
+    }
+    std::string coded;
+    std::string_view rest = qualified;
+    if (!prefix.empty()) {
+        coded.push_back(char(prefixCode));
+        rest.remove_prefix(prefix.size());
+    }
+    if (!context.name.empty() && rest.ends_with(context.name)) {
+        coded.append(rest.substr(0, rest.size() - context.name.size())).push_back(char(kName));
+    } else {
+        coded.append(rest);
+    }
+    return checked(std::move(coded), qualified,
+                   [&](uint8_t code) { return context.inQualifiedName(code); });
+}
+
+/// A USR: the longest of the USRs before it that it holds (a parameter's holds its
+/// function's), then each component of the qualified name it spells after an '@', longest first.
+std::string codeUsr(std::string_view usr, const Context& context) {
     if (std::any_of(usr.begin(), usr.end(), isCode))
-        return std::string(1, char(kLiteral)).append(usr);
+        return literal(usr);
     std::string coded(usr);
-    // The longest of the last USRs that this one holds: a parameter's holds its function's.
-    size_t best = 0, bestBack = 0;
-    for (size_t back = 0; back < kEarliers && back < earlier.size(); ++back) {
-        const std::string_view before = earlier[earlier.size() - 1 - back];
-        if (before.size() >= kMinEarlier + 2 && before.size() - 2 > best &&
-            coded.find(before.substr(2)) != std::string::npos) {
-            best = before.size() - 2;
-            bestBack = back;
+    std::string_view best;
+    uint8_t bestCode = 0;
+    for (size_t back = 0; back < kEarliers; ++back) {
+        const auto earlier = before(context.usrs, back);
+        if (!earlier)
+            break;
+        if (earlier->size() >= kMinEarlier + 2 && earlier->size() - 2 > best.size() &&
+            coded.find(earlier->substr(2)) != std::string::npos) {
+            best = earlier->substr(2);
+            bestCode = uint8_t(kEarlier + back);
         }
     }
-    if (best > 0) {
-        const std::string_view body = earlier[earlier.size() - 1 - bestBack].substr(2);
-        coded.replace(coded.find(body), body.size(), 1, char(kEarlier + bestBack));
-    }
-    // Then each component it spells after an '@', longest first.
+    if (!best.empty())
+        replaceFirst(coded, best, bestCode);
+    const std::vector<std::string_view>& components = context.components;
     std::vector<size_t> order;
     for (size_t i = 0; i < components.size() && i < kComponents; ++i)
         if (components[i].size() >= kMinComponent)
@@ -126,46 +210,110 @@ std::string codeUsr(std::string_view usr, const std::vector<std::string_view>& c
              at = coded.find(needle, at + 2))
             coded.replace(at + 1, components[i].size(), 1, char(kComponent + i));
     }
-    std::string back;
-    if (!expandUsr(coded, components, earlier, back) || back != usr)
-        return std::string(usr); // cannot happen; the literal is always right
-    return coded;
+    return checked(std::move(coded), usr, [&](uint8_t code) { return context.inUsr(code); });
 }
 
-/// The rows of a block, each after its varint length, with each USR coded (`coding`) or
-/// expanded; nullopt if a row does not parse or a USR does not expand. `offsets` gets each row's
-/// offset and size in the result.
+/// A signature: the row's name where it first spells it.
+std::string codeSignature(std::string_view signature, const Context& context) {
+    if (std::any_of(signature.begin(), signature.end(), isCode))
+        return literal(signature);
+    std::string coded(signature);
+    if (context.name.size() >= kMinName)
+        replaceFirst(coded, context.name, kName);
+    return checked(std::move(coded), signature,
+                   [&](uint8_t code) { return context.inSignature(code); });
+}
+
+/// A row's fields: the bytes before its name (kind, flags, place), its strings, and the bytes
+/// after the signature (the comment). False if the row does not parse so far.
+struct RowParts {
+    std::string_view head, name, qualifiedName, usr, signature, tail;
+};
+
+bool splitRow(std::string_view row, RowParts& parts) {
+    Reader r(row);
+    r.byte();
+    r.byte();
+    for (int i = 0; i < 6; ++i)
+        r.varint();
+    parts.head = row.substr(0, row.size() - r.rest().size());
+    parts.name = r.string();
+    parts.qualifiedName = r.string();
+    parts.usr = r.string();
+    parts.signature = r.string();
+    parts.tail = r.rest();
+    return !r.failed();
+}
+
+/// The rows of a block, each after its varint length, with their fields coded (`coding`) or
+/// expanded; nullopt if a row does not parse or a field does not expand. `offsets` gets each
+/// row's offset and size in the result.
 std::optional<std::string> recodeRows(const std::vector<std::string_view>& rows, bool coding,
                                       std::vector<std::pair<size_t, size_t>>* offsets = nullptr) {
-    std::string out, usr, length;
+    std::string out, qualifiedName, usr, signature, row;
     Writer w(out);
-    std::vector<std::string_view> components, earlier;
-    std::vector<std::pair<size_t, size_t>> expanded; // expanding: each USR's place in `out`
-    for (std::string_view row : rows) {
+    Context context;
+    // Expanding: where each row's expanded qualified name and USR are in `out`.
+    std::vector<std::pair<size_t, size_t>> qualifiedAt, usrAt;
+    for (std::string_view in : rows) {
         RowParts parts;
-        if (!splitRow(row, parts))
+        if (!splitRow(in, parts))
             return std::nullopt;
-        componentsOf(parts.qualifiedName, components);
-        usr.clear();
-        if (coding) {
-            usr = codeUsr(parts.usr, components, earlier);
-            earlier.push_back(parts.usr); // in the caller's rows, which outlive this
-        } else {
-            earlier.clear(); // views into `out`, which grows below
-            for (auto [at, size] : expanded)
-                earlier.emplace_back(out.data() + at, size);
-            if (!expandUsr(parts.usr, components, earlier, usr))
-                return std::nullopt;
+        context.name = parts.name;
+        if (!coding) { // views into `out`, which grows below
+            context.qualifiedNames.clear();
+            context.usrs.clear();
+            for (size_t i = 0; i < qualifiedAt.size(); ++i) {
+                context.qualifiedNames.emplace_back(out.data() + qualifiedAt[i].first,
+                                                    qualifiedAt[i].second);
+                context.usrs.emplace_back(out.data() + usrAt[i].first, usrAt[i].second);
+            }
         }
-        length.clear();
-        Writer(length).varint(usr.size());
-        const size_t rowSize = parts.head.size() + length.size() + usr.size() + parts.tail.size();
-        w.varint(rowSize);
+        qualifiedName.clear();
+        usr.clear();
+        signature.clear();
+        std::string_view expandedQualified;
+        if (coding) {
+            qualifiedName = codeQualifiedName(parts.qualifiedName, context);
+            expandedQualified = parts.qualifiedName;
+        } else {
+            if (!expand(
+                    parts.qualifiedName,
+                    [&](uint8_t code) { return context.inQualifiedName(code); }, qualifiedName))
+                return std::nullopt;
+            expandedQualified = qualifiedName;
+        }
+        componentsOf(expandedQualified, context.components);
+        if (coding) {
+            usr = codeUsr(parts.usr, context);
+            signature = codeSignature(parts.signature, context);
+        } else if (!expand(
+                       parts.usr, [&](uint8_t code) { return context.inUsr(code); }, usr) ||
+                   !expand(
+                       parts.signature, [&](uint8_t code) { return context.inSignature(code); },
+                       signature)) {
+            return std::nullopt;
+        }
+        row.assign(parts.head);
+        Writer fields(row);
+        fields.string(parts.name);
+        fields.string(qualifiedName);
+        const size_t qualifiedEnd = row.size();
+        fields.string(usr);
+        const size_t usrEnd = row.size();
+        fields.string(signature);
+        row.append(parts.tail);
+        w.varint(row.size());
+        const size_t start = out.size();
         if (offsets)
-            offsets->emplace_back(out.size(), rowSize);
-        out.append(parts.head).append(length);
-        expanded.emplace_back(out.size(), usr.size());
-        out.append(usr).append(parts.tail);
+            offsets->emplace_back(start, row.size());
+        out.append(row);
+        qualifiedAt.emplace_back(start + qualifiedEnd - qualifiedName.size(), qualifiedName.size());
+        usrAt.emplace_back(start + usrEnd - usr.size(), usr.size());
+        if (coding) { // in the caller's rows, which outlive this
+            context.qualifiedNames.push_back(parts.qualifiedName);
+            context.usrs.push_back(parts.usr);
+        }
     }
     return out;
 }

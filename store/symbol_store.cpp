@@ -1221,7 +1221,7 @@ public:
         const TokenStart* start = tokenStart(token);
         if (!start)
             return 0;
-        if (!start->hasSecond) { // one chunk: a pair token's in its group, or most others'
+        if (!start->hasSecond) { // one chunk: a grouped token's, or one row's
             const std::optional<size_t> n = postingChunkSize(start->firstValue);
             if (!n)
                 throw damagedPostings();
@@ -1347,7 +1347,7 @@ public:
         const TokenStart* start = tokenStart(token);
         if (!start)
             return false;
-        if (!start->hasSecond) { // one chunk (a pair token's in its group, or most others'):
+        if (!start->hasSecond) { // one chunk (a grouped token's, or one row's):
                                  // no seek
             AskedChunk& chunk = askedChunks_[nextAskedChunk_++ % askedChunks_.size()];
             chunk.token.assign(token);

@@ -156,7 +156,7 @@ std::string indexTables(const std::filesystem::path& directory) {
     });
     std::map<std::string, std::set<std::string>> postings;
     // Rows in key order meet every token in order, each token in one group or in chunk rows of
-    // its own; only pair tokens are grouped, each in one chunk of at most kPostingsPerChunk.
+    // its own; a grouped token is in one chunk of at most kPostingsPerChunk.
     std::string lastToken;
     bool lastGrouped = false;
     const auto take = [&](std::string_view token, const std::vector<Posting>& chunk, bool grouped) {
@@ -578,8 +578,10 @@ TEST_CASE("a group row finds each of its tokens, and none between them", "[store
     CHECK(!decodePostingGroup(postingPrefix("Pa b"), value, decoded)); // not its first token
 }
 
-/// The `postings` rows that are groups of pair tokens, and the tokens they hold.
-std::pair<size_t, size_t> postingGroups(const std::filesystem::path& directory) {
+/// The `postings` rows that are groups, and the pair tokens they hold (`kind`: the tokens of
+/// that kind; 0: all).
+std::pair<size_t, size_t> postingGroups(const std::filesystem::path& directory,
+                                        char kind = kPairToken) {
     auto env = lmdb::Env::open(directory, size_t(64) << 20, 16, 16, 0);
     lmdb::Txn txn = lmdb::Txn::begin(env, true);
     lmdb::Cursor cursor(txn, txn.openDb("postings", 0));
@@ -590,12 +592,14 @@ std::pair<size_t, size_t> postingGroups(const std::filesystem::path& directory) 
         if (isPostingGroupKey(k)) {
             REQUIRE(decodePostingGroup(k, v, group));
             ++groups.first;
-            groups.second += group.size();
+            for (const auto& [token, chunk] : group)
+                groups.second += kind == 0 || token[0] == kind;
         }
     return groups;
 }
 
-TEST_CASE("pair tokens share group rows, one that outgrows them gets chunks of its own, and "
+TEST_CASE("tokens of a few names share group rows, one that outgrows them gets chunks of its own, "
+          "and "
           "search finds what checking every name finds as they move",
           "[store][names]") {
     // flushBuffer<n>: "Pflush buffer" in every one of them, "Pbuffer <n>" in one each;
@@ -642,8 +646,13 @@ TEST_CASE("pair tokens share group rows, one that outgrows them gets chunks of i
     // ... while the 400 tokens of one name each, and "Pread block", share rows of ~1 KB.
     auto [groups, grouped] = postingGroups(options.directory);
     CHECK(grouped == 300 + 100 + 1);
+    // Words are grouped too: the 300 numbers, "Wread" and "Wblock" (100 names); "Wflush" (300)
+    // is not.
+    CHECK(postingGroups(options.directory, kWordToken).second == 300 + 2);
+    CHECK(postingChunks(options.directory, "Wflush") == 2);
+    CHECK(postingGroups(options.directory, 0).second > grouped + 300);
     CHECK(groups >= 8);
-    CHECK(groups <= 20);
+    CHECK(groups <= 40);
 
     // "Pread block" outgrows its group; "Pflush buffer" shrinks back to one chunk of its own;
     // most of the one-name tokens go, the first ones of their groups among them.

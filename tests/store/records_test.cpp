@@ -208,7 +208,7 @@ TEST_CASE("a USR table keeps its targets' usrs buckets packed and its containers
             for (size_t i = 0; i < targets + containers; ++i)
                 usrs.push_back(i == 0 ? ~uint64_t(0) : i == 1 ? 0 : next()); // every bit, none
             const std::string bytes = UsrTable::encode(usrs, targets);
-            CHECK(bytes.size() == 4 + (targets * 18 + 7) / 8 + 8 * containers);
+            CHECK(bytes.size() == 4 + (targets * kUsrBucketBits + 7) / 8 + 8 * containers);
             const std::optional<UsrTable> table = UsrTable::parse(bytes);
             REQUIRE(table);
             CHECK(table->targets() == targets);
@@ -218,7 +218,7 @@ TEST_CASE("a USR table keeps its targets' usrs buckets packed and its containers
             for (size_t i = targets; i < usrs.size(); ++i)
                 CHECK(table->container(i) == usrs[i]);
             CHECK_FALSE(UsrTable::parse(bytes + "x"));
-            if ((targets * 18) % 8 != 0 || containers > 0)
+            if ((targets * kUsrBucketBits) % 8 != 0 || containers > 0)
                 CHECK_FALSE(UsrTable::parse(bytes.substr(0, bytes.size() - 1)));
         }
     }
@@ -296,6 +296,12 @@ TEST_CASE("a block of declarations gives back each USR byte for byte, having sto
     };
     CHECK(count("@leveldb") == 3); // all of the last row's
     CHECK(count("@DBImpl") == 1);
+    // A qualified name is the scope of one before and the row's name; a signature spells the
+    // name in a byte.
+    CHECK(count("leveldb::") == 2); // Get's, the first row's, and Lookup's: no scope before
+    CHECK(coded->find("\x12::\x01") != std::string::npos); // mutex_'s: Get's scope, 3 back
+    // All but the one with no name, the one of one letter, and the one with bytes below 0x20.
+    CHECK(count("void \x01()") == symbols.size() - 3);
 }
 
 TEST_CASE("a block whose coded USR refers to what is not there is refused", "[records]") {
