@@ -31,7 +31,7 @@ size_t found(RpcClient& client, const std::string& name) {
 
 /// Polls symdex/find until `name` has `count` matches; false after `timeout`.
 bool waitForCount(RpcClient& client, const std::string& name, size_t count,
-                  std::chrono::milliseconds timeout = 8s) {
+                  std::chrono::milliseconds timeout = 30s) {
     for (auto deadline = std::chrono::steady_clock::now() + timeout;;
          std::this_thread::sleep_for(50ms)) {
         if (found(client, name) == count)
