@@ -100,7 +100,8 @@ struct Context {
 };
 
 /// Appends the field `coded` stands for, each code read by `meaning`; false if one means
-/// nothing.
+/// nothing, or if it would grow past kMaxBlockBytes (a damaged block's codes can each repeat
+/// the whole string before: 16 rows of them would double it hundreds of times).
 template <typename Meaning>
 bool expand(std::string_view coded, const Meaning& meaning, std::string& out) {
     if (!coded.empty() && coded[0] == char(kLiteral)) {
@@ -110,7 +111,8 @@ bool expand(std::string_view coded, const Meaning& meaning, std::string& out) {
     for (char c : coded) {
         if (!isCode(c)) {
             out.push_back(c);
-        } else if (const std::optional<std::string_view> part = meaning(uint8_t(c))) {
+        } else if (const std::optional<std::string_view> part = meaning(uint8_t(c));
+                   part && out.size() + part->size() <= kMaxBlockBytes) {
             out.append(*part);
         } else {
             return false;
@@ -303,6 +305,8 @@ std::optional<std::string> recodeRows(const std::vector<std::string_view>& rows,
         const size_t usrEnd = row.size();
         fields.string(signature);
         row.append(parts.tail);
+        if (out.size() + row.size() > kMaxBlockBytes)
+            return std::nullopt;
         w.varint(row.size());
         const size_t start = out.size();
         if (offsets)

@@ -304,26 +304,34 @@ TEST_CASE("a block of declarations gives back each USR byte for byte, having sto
     CHECK(count("void \x01()") == symbols.size() - 3);
 }
 
-TEST_CASE("a block whose coded USR refers to what is not there is refused", "[records]") {
-    auto withUsr = [](std::string coded, std::string qualified) {
-        std::string row;
-        Writer w(row);
-        w.byte(0);
-        w.byte(0);
-        for (int i = 0; i < 6; ++i)
-            w.varint(1);
-        w.string("x");
-        w.string(qualified);
-        w.string(coded);
-        w.string("");
-        w.string("");
+TEST_CASE("a block whose coded strings refer to what is not there, or grow past a block's "
+          "size, is refused",
+          "[records]") {
+    // A block of rows as stored: each its coded qualified name and USR.
+    auto block = [](const std::vector<std::pair<std::string, std::string>>& rows) {
         std::string plain, block;
-        Writer(plain).string(row);
+        for (const auto& [qualified, coded] : rows) {
+            std::string row;
+            Writer w(row);
+            w.byte(0);
+            w.byte(0);
+            for (int i = 0; i < 6; ++i)
+                w.varint(1);
+            w.string("x");
+            w.string(qualified);
+            w.string(coded);
+            w.string("");
+            w.string("");
+            Writer(plain).string(row);
+        }
         Writer header(block);
-        header.varint(1);
+        header.varint(rows.size());
         header.varint(1);
         appendCompressed(block, plain, &ZstdDictionary::builtInSymbols());
         return block;
+    };
+    auto withUsr = [&](std::string coded, std::string qualified) {
+        return block({{qualified, coded}});
     };
     REQUIRE(SymbolBlock::decode(withUsr("c:@N@\x01@F@x", "ns::x")));
     CHECK(decodeSymbol(SymbolBlock::decode(withUsr("c:@N@\x02@F@\x01", "ns::x"))->row(0))->usr ==
@@ -334,4 +342,15 @@ TEST_CASE("a block whose coded USR refers to what is not there is refused", "[re
     CHECK(
         decodeSymbol(SymbolBlock::decode(withUsr(std::string("\0c:\x1f", 4), "x"))->row(0))->usr ==
         "c:\x1f");
+
+    // Each qualified name sixteen times the one before: refused once past the size a block may
+    // have, not expanded to 8 x 16^15 bytes.
+    std::vector<std::pair<std::string, std::string>> growing{{"abcdefgh", ""}};
+    while (growing.size() < kSymbolsPerBlock)
+        growing.emplace_back(std::string(16, '\x14'), "");
+    CHECK_FALSE(SymbolBlock::decode(block(growing)));
+    growing.resize(3); // 8 x 16^2 bytes
+    REQUIRE(SymbolBlock::decode(block(growing)));
+    CHECK(decodeSymbol(SymbolBlock::decode(block(growing))->row(2))->qualifiedName.size() ==
+          8 * 16 * 16);
 }
