@@ -13,6 +13,9 @@ namespace {
 /// A block larger than this once decompressed is refused as damaged (16 rows of signatures and
 /// comments are a few KB).
 constexpr size_t kMaxBlockBytes = 64u << 20;
+/// Coded rows are at most a few bytes a row longer than expanded ones (a string kept as it is
+/// after kLiteral, and its length's varint).
+constexpr size_t kMaxCodedBytes = kMaxBlockBytes + 1024;
 
 // A row's qualified name, USR and signature as a block stores them (format 26): their bytes,
 // except that what they repeat of the row's name, of its qualified name, and of the rows before
@@ -39,7 +42,7 @@ bool isCode(char c) {
 /// need not follow C++, only be the same when coding and expanding).
 void componentsOf(std::string_view qualified, std::vector<std::string_view>& out) {
     out.clear();
-    while (!qualified.empty()) {
+    while (!qualified.empty() && out.size() < kComponents) {
         const size_t cut = qualified.rfind("::");
         const std::string_view last =
             cut == std::string_view::npos ? qualified : qualified.substr(cut + 2);
@@ -67,15 +70,20 @@ struct Context {
     std::string_view name;                        ///< the row's (stored as it is)
     std::vector<std::string_view> components;     ///< of the row's qualified name
     std::vector<std::string_view> qualifiedNames; ///< of the rows before, expanded, latest last
+    std::vector<std::string_view> scopes;         ///< scopeOf() each of them
     std::vector<std::string_view> usrs;           ///< likewise
+
+    void addRow(std::string_view qualifiedName, std::string_view usr) {
+        qualifiedNames.push_back(qualifiedName);
+        scopes.push_back(scopeOf(qualifiedName));
+        usrs.push_back(usr);
+    }
 
     std::optional<std::string_view> inQualifiedName(uint8_t code) const {
         if (code == kName)
             return name;
-        if (code >= kEarlier && code < kEarlier + kEarliers) {
-            const auto earlier = before(qualifiedNames, code - kEarlier);
-            return earlier ? std::optional(scopeOf(*earlier)) : std::nullopt;
-        }
+        if (code >= kEarlier && code < kEarlier + kEarliers)
+            return before(scopes, code - kEarlier);
         if (code >= kEarlierWhole && code < kEarlierWhole + kEarliers)
             return before(qualifiedNames, code - kEarlierWhole);
         return std::nullopt;
@@ -100,23 +108,32 @@ struct Context {
 };
 
 /// Appends the field `coded` stands for, each code read by `meaning`; false if one means
-/// nothing, or if it would grow past kMaxBlockBytes (a damaged block's codes can each repeat
+/// nothing, or if `out` would grow past `limit` bytes (a damaged block's codes can each repeat
 /// the whole string before: 16 rows of them would double it hundreds of times).
 template <typename Meaning>
-bool expand(std::string_view coded, const Meaning& meaning, std::string& out) {
+bool expand(std::string_view coded, const Meaning& meaning, std::string& out,
+            size_t limit = kMaxBlockBytes) {
     if (!coded.empty() && coded[0] == char(kLiteral)) {
+        if (out.size() + coded.size() - 1 > limit)
+            return false;
         out.append(coded.substr(1));
         return true;
     }
-    for (char c : coded) {
-        if (!isCode(c)) {
-            out.push_back(c);
-        } else if (const std::optional<std::string_view> part = meaning(uint8_t(c));
-                   part && out.size() + part->size() <= kMaxBlockBytes) {
-            out.append(*part);
+    while (!coded.empty()) {
+        const size_t run = size_t(std::find_if(coded.begin(), coded.end(), isCode) - coded.begin());
+        std::string_view part = coded.substr(0, run);
+        if (run == 0) {
+            const std::optional<std::string_view> meant = meaning(uint8_t(coded[0]));
+            if (!meant)
+                return false;
+            part = *meant;
+            coded.remove_prefix(1);
         } else {
-            return false;
+            coded.remove_prefix(run);
         }
+        if (out.size() + part.size() > limit)
+            return false;
+        out.append(part);
     }
     return true;
 }
@@ -248,11 +265,17 @@ bool splitRow(std::string_view row, RowParts& parts) {
 }
 
 /// The rows of a block, each after its varint length, with their fields coded (`coding`) or
-/// expanded; nullopt if a row does not parse or a field does not expand. `offsets` gets each
-/// row's offset and size in the result.
+/// expanded; nullopt if a row does not parse or a field does not expand, or if the expanded
+/// rows would pass kMaxBlockBytes. `offsets` gets each row's offset and size in the result.
 std::optional<std::string> recodeRows(const std::vector<std::string_view>& rows, bool coding,
                                       std::vector<std::pair<size_t, size_t>>* offsets = nullptr) {
     std::string out, qualifiedName, usr, signature, row;
+    if (!coding) {
+        size_t in = 0;
+        for (std::string_view r : rows)
+            in += r.size() + 2;
+        out.reserve(std::min(kMaxBlockBytes, 2 * in));
+    }
     Writer w(out);
     Context context;
     // Expanding: where each row's expanded qualified name and USR are in `out`.
@@ -262,39 +285,42 @@ std::optional<std::string> recodeRows(const std::vector<std::string_view>& rows,
         if (!splitRow(in, parts))
             return std::nullopt;
         context.name = parts.name;
-        if (!coding) { // views into `out`, which grows below
-            context.qualifiedNames.clear();
-            context.usrs.clear();
-            for (size_t i = 0; i < qualifiedAt.size(); ++i) {
-                context.qualifiedNames.emplace_back(out.data() + qualifiedAt[i].first,
-                                                    qualifiedAt[i].second);
-                context.usrs.emplace_back(out.data() + usrAt[i].first, usrAt[i].second);
-            }
-        }
         qualifiedName.clear();
         usr.clear();
         signature.clear();
-        std::string_view expandedQualified;
         if (coding) {
             qualifiedName = codeQualifiedName(parts.qualifiedName, context);
-            expandedQualified = parts.qualifiedName;
-        } else {
-            if (!expand(
-                    parts.qualifiedName,
-                    [&](uint8_t code) { return context.inQualifiedName(code); }, qualifiedName))
-                return std::nullopt;
-            expandedQualified = qualifiedName;
-        }
-        componentsOf(expandedQualified, context.components);
-        if (coding) {
+            componentsOf(parts.qualifiedName, context.components);
             usr = codeUsr(parts.usr, context);
             signature = codeSignature(parts.signature, context);
-        } else if (!expand(
-                       parts.usr, [&](uint8_t code) { return context.inUsr(code); }, usr) ||
-                   !expand(
-                       parts.signature, [&](uint8_t code) { return context.inSignature(code); },
-                       signature)) {
-            return std::nullopt;
+        } else {
+            // The rows before, as views into `out`, which grows below; only the last few are
+            // referred to.
+            context.qualifiedNames.clear();
+            context.scopes.clear();
+            context.usrs.clear();
+            for (size_t i = qualifiedAt.size() - std::min<size_t>(qualifiedAt.size(), kEarliers);
+                 i < qualifiedAt.size(); ++i)
+                context.addRow({out.data() + qualifiedAt[i].first, qualifiedAt[i].second},
+                               {out.data() + usrAt[i].first, usrAt[i].second});
+            // What the expanded strings may take of the block's bytes.
+            size_t used = out.size() + parts.head.size() + parts.name.size() + parts.tail.size();
+            const auto budget = [&] { return used > kMaxBlockBytes ? 0 : kMaxBlockBytes - used; };
+            if (!expand(
+                    parts.qualifiedName,
+                    [&](uint8_t code) { return context.inQualifiedName(code); }, qualifiedName,
+                    budget()))
+                return std::nullopt;
+            used += qualifiedName.size();
+            componentsOf(qualifiedName, context.components);
+            if (!expand(
+                    parts.usr, [&](uint8_t code) { return context.inUsr(code); }, usr, budget()))
+                return std::nullopt;
+            used += usr.size();
+            if (!expand(
+                    parts.signature, [&](uint8_t code) { return context.inSignature(code); },
+                    signature, budget()))
+                return std::nullopt;
         }
         row.assign(parts.head);
         Writer fields(row);
@@ -305,18 +331,19 @@ std::optional<std::string> recodeRows(const std::vector<std::string_view>& rows,
         const size_t usrEnd = row.size();
         fields.string(signature);
         row.append(parts.tail);
-        if (out.size() + row.size() > kMaxBlockBytes)
+        if (!coding && out.size() + row.size() > kMaxBlockBytes)
             return std::nullopt;
         w.varint(row.size());
         const size_t start = out.size();
         if (offsets)
             offsets->emplace_back(start, row.size());
         out.append(row);
-        qualifiedAt.emplace_back(start + qualifiedEnd - qualifiedName.size(), qualifiedName.size());
-        usrAt.emplace_back(start + usrEnd - usr.size(), usr.size());
         if (coding) { // in the caller's rows, which outlive this
-            context.qualifiedNames.push_back(parts.qualifiedName);
-            context.usrs.push_back(parts.usr);
+            context.addRow(parts.qualifiedName, parts.usr);
+        } else {
+            qualifiedAt.emplace_back(start + qualifiedEnd - qualifiedName.size(),
+                                     qualifiedName.size());
+            usrAt.emplace_back(start + usrEnd - usr.size(), usr.size());
         }
     }
     return out;
@@ -367,7 +394,7 @@ std::optional<std::string> SymbolBlock::decompressed(std::string_view block,
                                            ? storeDictionary
                                            : nullptr;
     std::string plain;
-    if (!dictionary || !decompress(header.rest(), plain, kMaxBlockBytes, dictionary))
+    if (!dictionary || !decompress(header.rest(), plain, kMaxCodedBytes, dictionary))
         return std::nullopt;
     return plain;
 }

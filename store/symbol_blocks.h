@@ -41,8 +41,9 @@ public:
     /// Decodes a block compressed against the built-in dictionary or `storeDictionary`.
     static std::optional<SymbolBlock> decode(std::string_view block,
                                              const ZstdDictionary* storeDictionary = nullptr);
-    /// A block's bytes as compressed (its rows with their USRs coded, each after its varint
-    /// length: dictionary training's sample); nullopt if they do not decompress.
+    /// A block's bytes as compressed (its rows, their qualified names, USRs and signatures
+    /// coded, each row after its varint length: dictionary training's sample); nullopt if they
+    /// do not decompress.
     static std::optional<std::string> decompressed(std::string_view block,
                                                    const ZstdDictionary* storeDictionary = nullptr);
     size_t size() const { return rows_.size(); }
@@ -52,7 +53,7 @@ public:
     }
 
 private:
-    std::string bytes_; ///< the rows, USRs expanded, each after a varint length
+    std::string bytes_; ///< the rows, their strings expanded, each after a varint length
     std::vector<std::pair<size_t, size_t>> rows_; ///< offset and size of each row in bytes_
 };
 

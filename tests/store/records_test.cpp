@@ -353,4 +353,30 @@ TEST_CASE("a block whose coded strings refer to what is not there, or grow past 
     REQUIRE(SymbolBlock::decode(block(growing)));
     CHECK(decodeSymbol(SymbolBlock::decode(block(growing))->row(2))->qualifiedName.size() ==
           8 * 16 * 16);
+
+    // A million codes for the (empty) scope of a million-byte name: read in one pass, not one
+    // pass of the name per code.
+    std::optional<SymbolBlock> scopes = SymbolBlock::decode(
+        block({{std::string(1 << 20, 'a'), ""}, {std::string(1 << 20, '\x10'), ""}}));
+    REQUIRE(scopes);
+    CHECK(decodeSymbol(scopes->row(1))->qualifiedName.empty());
+}
+
+TEST_CASE("a block of rows that fill a block's size decodes, encodes and decodes again",
+          "[records]") {
+    // A name of 0x05 bytes (stored as it is), spelled by the qualified name, the USR and the
+    // signature: expanded, four times the name; coded again, those three kept as they are,
+    // after kLiteral, each a byte longer than it.
+    Symbol s;
+    s.name = std::string((64u << 20) / 4 - 7, '\x05');
+    s.qualifiedName = s.usr = s.signature = s.name;
+    s.comment = "x";
+    const std::string row = encodeSymbol(s);
+    const std::string first = encodeSymbolBlock({row}, 1);
+    std::optional<SymbolBlock> decoded = SymbolBlock::decode(first);
+    REQUIRE(decoded);
+    const std::string again = encodeSymbolBlock({decoded->row(0)}, 1);
+    std::optional<SymbolBlock> twice = SymbolBlock::decode(again);
+    REQUIRE(twice);
+    CHECK(twice->row(0) == row);
 }
