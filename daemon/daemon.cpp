@@ -242,7 +242,7 @@ void Daemon::runFinished(const IndexRunReport& report) {
     watch.reserve(report.files.size() + 1);
     watch.push_back(databaseFile_); // first: the last to go when inotify watches run short
     watch.insert(watch.end(), report.files.begin(), report.files.end());
-    watcher_->setPaths(watch, report.directories);
+    watcher_->setPaths(watch, report.directories, report.startedAt);
 }
 
 void Daemon::logSkipped(const IndexRunReport& report) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <pthread.h>
+#include <time.h>
 #include <unordered_set>
 
 namespace symdex::daemon {
@@ -19,6 +20,12 @@ std::string_view indexStateName(IndexState state) {
         return "indexing";
     }
     return "?";
+}
+
+std::chrono::nanoseconds coarseRealTime() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
 std::vector<std::string> includeDirectories(const CompileCommand& command) {
@@ -244,6 +251,7 @@ IndexRunReport IndexService::runOnce(uint64_t run, std::vector<std::string> trig
                                      bool pruneEmpty) {
     IndexRunReport report;
     report.run = run;
+    report.startedAt = coarseRealTime();
     report.trigger = std::move(trigger);
     report.force = force;
     std::string error;

@@ -48,7 +48,10 @@ struct IndexServiceOptions {
 
 /// What one run did, for notifications and symdex/status.
 struct IndexRunReport {
-    uint64_t run = 0;                 ///< 1, 2, ... within this daemon
+    uint64_t run = 0; ///< 1, 2, ... within this daemon
+    /// CLOCK_REALTIME_COARSE before the run read anything (the database, a file): a path whose
+    /// ctime is not earlier may have changed after the run saw it (Watcher::setPaths()).
+    std::chrono::nanoseconds startedAt{0};
     std::vector<std::string> trigger; ///< changed paths that caused the run; empty: start/all
     bool force = false;
     std::string error; ///< the database could not be read, or the store failed; nothing indexed
@@ -62,6 +65,11 @@ struct IndexRunReport {
     /// Directories where a file appearing can change the index (watchDirectories()).
     std::vector<std::string> directories;
 };
+
+/// Now by CLOCK_REALTIME_COARSE, the clock Linux stamps a file's ctime with: a change made after
+/// this call has a ctime not earlier than what it returns (a finer clock may read later than the
+/// stamp of a change that follows it).
+std::chrono::nanoseconds coarseRealTime();
 
 /// A consistent picture for symdex/status.
 struct IndexStatus {

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <sys/stat.h>
+#include <utility>
 
 namespace symdex::daemon {
 
@@ -39,6 +40,10 @@ quint64 directoryInode(const QString& dir) {
     return quint64(st.st_ino);
 }
 
+std::chrono::nanoseconds ctimeOf(const struct stat& st) {
+    return std::chrono::seconds(st.st_ctim.tv_sec) + std::chrono::nanoseconds(st.st_ctim.tv_nsec);
+}
+
 } // namespace
 
 Watcher::Watcher(std::chrono::milliseconds debounce, size_t maxWatches, ChangesFn onChanges,
@@ -53,7 +58,9 @@ Watcher::Watcher(std::chrono::milliseconds debounce, size_t maxWatches, ChangesF
 }
 
 void Watcher::setPaths(const std::vector<std::string>& files,
-                       const std::vector<std::string>& directories) {
+                       const std::vector<std::string>& directories,
+                       std::optional<std::chrono::nanoseconds> seenAt) {
+    seenAt_ = seenAt;
     wantedFiles_.clear();
     wantedFileSet_.clear();
     for (const std::string& p : files) {
@@ -91,7 +98,7 @@ void Watcher::sync() {
             add(dir, Check::None);
         add(first, Check::Exists);
     }
-    triggerDirectories_.clear();
+    const QSet<QString> triggersBefore = std::exchange(triggerDirectories_, {});
     childDirectories_.clear();
     for (const QString& wanted : std::as_const(wantedDirectories_)) {
         const QString dir = existingAncestor(wanted);
@@ -105,6 +112,9 @@ void Watcher::sync() {
         if (!parent.isEmpty())
             childDirectories_[parent][wanted] = directoryInode(wanted);
     }
+    for (const QString& dir : std::as_const(triggerDirectories_))
+        if (!triggersBefore.contains(dir))
+            job.newTriggers.insert(dir); // its events were not counted before
     for (auto it = childDirectories_.cbegin(); it != childDirectories_.cend(); ++it)
         add(it.key(), Check::None);
     for (auto it = byDir_.cbegin(); it != byDir_.cend(); ++it)
@@ -133,6 +143,7 @@ void Watcher::syncSlice(uint64_t generation) {
         return; // a newer sync() took over
     SyncJob& job = *job_;
     QStringList addNow;
+    QStringList recheck; // newly watched, or a trigger now and not before
     const size_t end = std::min(job.candidates.size(), job.next + kSyncSlice);
     for (; job.next < end; ++job.next) {
         const Candidate& c = job.candidates[job.next];
@@ -146,9 +157,26 @@ void Watcher::syncSlice(uint64_t generation) {
         job.kept.insert(c.path);
         if (!job.watchedBefore.contains(c.path))
             addNow << c.path;
+        else if (job.newTriggers.contains(c.path))
+            recheck << c.path;
     }
-    if (!addNow.isEmpty())
-        job.leftOut += size_t(watcher_.addPaths(addNow).size()); // the limit reached early
+    if (!addNow.isEmpty()) {
+        const QStringList failed = watcher_.addPaths(addNow);
+        job.leftOut += size_t(failed.size()); // the limit reached early
+        for (const QString& path : std::as_const(addNow))
+            if (!failed.contains(path))
+                recheck << path;
+    }
+    // Watched from now on, each of these: a change after its look here gets an event. A change
+    // between the run's look and now gets none, and the run may have seen the path as it was:
+    // its ctime tells. (Only after the watch is in place: a change between this look and the
+    // watch would be missed by both.)
+    if (seenAt_)
+        for (const QString& path : std::as_const(recheck)) {
+            struct stat st;
+            if (::stat(path.toLocal8Bit().constData(), &st) == 0 && ctimeOf(st) >= *seenAt_)
+                changed(path);
+        }
     if (job.next < job.candidates.size()) {
         QTimer::singleShot(0, this, [this, generation] { syncSlice(generation); });
         return;

@@ -53,8 +53,14 @@ public:
     /// Watches exactly these from now on, each list in order of priority, files before
     /// directories' share of what is left: `files` for their content (missing ones once they
     /// appear), `directories` for what appears in them (missing ones through an ancestor).
+    ///
+    /// `seenAt`: when the paths were last looked at (the run that listed them began then, by
+    /// coarseRealTime()). A path not watched before whose ctime is not earlier may have changed
+    /// between that look and its watch, unseen by both: it is reported as changed. Without it
+    /// (the daemon's start, before any run) nothing is.
     void setPaths(const std::vector<std::string>& files,
-                  const std::vector<std::string>& directories);
+                  const std::vector<std::string>& directories,
+                  std::optional<std::chrono::nanoseconds> seenAt = std::nullopt);
     size_t watchedPaths() const {
         return size_t(watcher_.files().size() + watcher_.directories().size());
     }
@@ -82,10 +88,14 @@ private:
         std::vector<Candidate> candidates; ///< in order of priority
         size_t next = 0;                   ///< the first not looked at yet
         QSet<QString> watchedBefore;       ///< watched when it began
+        QSet<QString> newTriggers;         ///< trigger directories now that were not before
         QSet<QString> kept;                ///< to be watched (within the budget)
         size_t leftOut = 0;
     };
     std::optional<SyncJob> job_;
+    /// setPaths()'s `seenAt`, kept for the syncs that follow (a directory appearing): what they
+    /// begin to watch may have changed since then too.
+    std::optional<std::chrono::nanoseconds> seenAt_;
     uint64_t syncGeneration_ = 0;
 
     QFileSystemWatcher watcher_;
