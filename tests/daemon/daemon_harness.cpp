@@ -3,6 +3,7 @@
 #include <QJsonArray>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -41,6 +42,11 @@ std::vector<std::string> daemonArgs(const FixtureTree& tree, const std::string& 
                                     const std::vector<std::string>& extra) {
     std::vector<std::string> args = {SYMDEXD_PATH, "--root", tree.root.string(), "--socket", socket,
                                      "--threads",  "2",      "--debounce",       "100"};
+    // The daemon's default, SCHED_IDLE parse threads, gets no CPU at all while the tests run
+    // beside it (ctest -j2) keep both cores busy: a run waits for them, and a test's wait runs
+    // out (seen under ThreadSanitizer). The tests ask for normal priority unless they name one.
+    if (std::find(extra.begin(), extra.end(), "--index-priority") == extra.end())
+        args.insert(args.end(), {"--index-priority", "normal"});
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
 }

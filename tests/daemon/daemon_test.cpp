@@ -876,11 +876,12 @@ TEST_CASE("daemon: a deleted store makes it exit so that a new daemon can start"
                     tree) == Strings{"src/main.cpp:2:11-2:17"});
 }
 
-TEST_CASE("daemon: --index-priority normal serves the same, and a bad value is refused",
+TEST_CASE("daemon: --index-priority low (its default) serves the same, and a bad value is "
+          "refused",
           "[daemon]") {
     FixtureTree tree;
-    SECTION("normal") {
-        DaemonProcess daemon(tree, {"--index-priority", "normal"});
+    SECTION("low") {
+        DaemonProcess daemon(tree, {"--index-priority", "low"});
         auto client = daemon.client();
         CHECK(waitUntilIdle(*client)["tus"].toInt() == 4);
         CHECK(locations(client->call("textDocument/definition",
