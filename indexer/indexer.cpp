@@ -376,29 +376,42 @@ bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const
             run.stamps.resolved(name->second) != file->second.path)
             return false;
     }
-    // Every file must hold what this TU read when it was last parsed (TuRecord::fileHashes), and
+    // Every file must hold what this TU read when it was last parsed (TuRecord::filesDigest), and
     // the store must hold that content too: a header whose owner was interrupted is stale in the
     // store even when this TU saw its current version.
-    for (size_t k = 0; k < tu.fileIds.size(); ++k) {
-        const uint64_t seen = k < tu.fileHashes.size() ? tu.fileHashes[k] : 0;
-        auto file = run.before.files.find(tu.fileIds[k]);
-        if (seen == 0 || file == run.before.files.end())
+    if (tu.filesDigest == 0)
+        return false; // a file's content was unknown
+    std::vector<const FileRecord*> records;
+    records.reserve(tu.fileIds.size());
+    std::vector<uint64_t> hashes; // what the store holds of each file
+    hashes.reserve(tu.fileIds.size());
+    for (uint32_t id : tu.fileIds) {
+        auto file = run.before.files.find(id);
+        if (file == run.before.files.end())
             return false;
-        const FileRecord& record = file->second;
+        records.push_back(&file->second);
+        hashes.push_back(file->second.contentHash);
+    }
+    if (storeMustHoldIt && filesDigest(hashes) != tu.filesDigest)
+        return false;
+    // Then what each file holds now: the store's hash while its stamp is unchanged, else hashed.
+    for (size_t k = 0; k < records.size(); ++k) {
+        const FileRecord& record = *records[k];
         std::optional<FileStamp> now = run.stamps.stat(record.path);
-        if (!now || (storeMustHoldIt && record.contentHash != seen))
+        if (!now)
             return false;
         FileStamp recorded;
         recorded.mtimeNs = record.mtimeNs;
         recorded.size = record.size;
         recorded.ctimeNs = record.ctimeNs;
         recorded.inode = record.inode;
-        if (record.contentHash == seen && now->sameStat(recorded))
+        if (now->sameStat(recorded))
             continue;
         std::optional<FileStamp> hashed = run.stamps.hashed(record.path);
-        if (!hashed || hashed->contentHash != seen)
+        if (!hashed)
             return false;
-        if (record.contentHash == seen) {
+        hashes[k] = hashed->contentHash;
+        if (record.contentHash == hashed->contentHash) { // touched, not changed
             FileRecord stamp = record;
             stamp.mtimeNs = hashed->mtimeNs;
             stamp.size = hashed->size;
@@ -407,7 +420,7 @@ bool Indexer::upToDate(Run& run, const TuRecord& tu, bool storeMustHoldIt) const
             run.touched.push_back(stamp);
         }
     }
-    return true;
+    return filesDigest(hashes) == tu.filesDigest;
 }
 
 void Indexer::findOutOfDate(Run& run) const {

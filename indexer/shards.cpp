@@ -599,7 +599,7 @@ MergeSummary mergeShards(Store& out, const std::vector<std::filesystem::path>& s
         indexed.record = tu.record;
         for (uint32_t id : tu.record.fileIds)
             indexed.includedFiles.push_back(shard.pathOf.at(id));
-        indexed.includedHashes = tu.record.fileHashes;
+        indexed.filesDigest = tu.record.filesDigest;
         auto absentPath = [&](uint32_t id) {
             auto found = shard.absentOf.find(id);
             if (found == shard.absentOf.end())

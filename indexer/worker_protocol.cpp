@@ -153,7 +153,6 @@ std::string encodeIndexedTu(const IndexedTu& tu) {
     w.string(tu.mainFile);
     TuRecord record = tu.record;
     record.fileIds.clear();
-    record.fileHashes.clear();
     w.string(encodeTuRecord(record));
     w.varint(tu.includedFiles.size());
     for (size_t i = 0; i < tu.includedFiles.size(); ++i) {

@@ -130,8 +130,9 @@ struct MemoryStore::State {
         record.fileIds.clear();
         for (const std::string& path : tu.includedFiles)
             record.fileIds.push_back(fileId(path, true));
-        record.fileHashes = tu.includedHashes;
-        record.fileHashes.resize(tu.includedFiles.size(), 0);
+        std::vector<uint64_t> hashes = tu.includedHashes;
+        hashes.resize(tu.includedFiles.size(), 0);
+        record.filesDigest = tu.filesDigest ? *tu.filesDigest : filesDigest(hashes);
         record.absentIds.clear();
         for (const std::string& path : tu.absentPaths)
             record.absentIds.push_back(absentId(path));

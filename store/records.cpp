@@ -2,6 +2,9 @@
 
 #include "store/encoding.h"
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace symdex {
 
 std::string_view kindName(SymbolKind kind) {
@@ -228,7 +231,19 @@ std::optional<FileRecord> decodeFileRecord(std::string_view bytes) {
     return f;
 }
 
-std::string encodeTuRecord(const TuRecord& tu) {
+uint64_t filesDigest(const std::vector<uint64_t>& contentHashes) {
+    if (contentHashes.empty() ||
+        std::find(contentHashes.begin(), contentHashes.end(), 0) != contentHashes.end())
+        return 0;
+    std::string bytes;
+    Writer w(bytes);
+    for (uint64_t hash : contentHashes)
+        w.fixed64(hash);
+    const uint64_t digest = hash64(bytes);
+    return digest ? digest : 1; // 0 means unknown
+}
+
+std::string encodeTuRecord(const TuRecord& tu, const std::vector<std::string>& filePaths) {
     std::string out;
     Writer w(out);
     w.fixed64(tu.commandHash);
@@ -238,10 +253,9 @@ std::string encodeTuRecord(const TuRecord& tu) {
     w.varint(tu.parseMillis);
     w.string(tu.firstError);
     w.varint(tu.fileIds.size());
-    for (size_t i = 0; i < tu.fileIds.size(); ++i) {
-        w.varint(tu.fileIds[i]);
-        w.fixed64(i < tu.fileHashes.size() ? tu.fileHashes[i] : 0);
-    }
+    for (uint32_t id : tu.fileIds)
+        w.varint(id);
+    w.fixed64(tu.filesDigest);
     // Ascending: stored as deltas.
     w.varint(tu.absentIds.size());
     for (size_t i = 0; i < tu.absentIds.size(); ++i)
@@ -252,16 +266,24 @@ std::string encodeTuRecord(const TuRecord& tu) {
         w.varint(alias.fileIndex);
     }
     w.varint(tu.namespaceStarts.size());
+    std::unordered_map<std::string_view, size_t> fileIndex;
+    if (!tu.namespaceStarts.empty())
+        for (size_t i = 0; i < std::min(filePaths.size(), tu.fileIds.size()); ++i)
+            fileIndex.emplace(filePaths[i], i); // the first, if one repeats
     for (const TuRecord::NamespaceStart& start : tu.namespaceStarts) {
         w.fixed64(start.usrHash);
-        w.string(start.path);
+        // 1 + the index of its file in fileIds, or 0 and the path.
+        const auto index = fileIndex.find(start.path);
+        w.varint(index != fileIndex.end() ? index->second + 1 : 0);
+        if (index == fileIndex.end())
+            w.string(start.path);
         w.varint(start.location.line);
         w.varint(start.location.column);
     }
     return out;
 }
 
-std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
+std::optional<TuRecord> decodeTuRecord(std::string_view bytes, const FilePathOf& pathOf) {
     Reader r(bytes);
     TuRecord tu;
     tu.commandHash = r.fixed64();
@@ -277,11 +299,13 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
     if (r.failed() || n > bytes.size())
         return std::nullopt;
     tu.fileIds.reserve(n);
-    tu.fileHashes.reserve(n);
     for (uint64_t i = 0; i < n && !r.failed(); ++i) {
-        tu.fileIds.push_back(uint32_t(r.varint()));
-        tu.fileHashes.push_back(r.fixed64());
+        const uint64_t id = r.varint();
+        if (id > UINT32_MAX)
+            return std::nullopt;
+        tu.fileIds.push_back(uint32_t(id));
     }
+    tu.filesDigest = r.fixed64();
     uint64_t m = r.varint();
     if (r.failed() || m > bytes.size())
         return std::nullopt;
@@ -311,7 +335,13 @@ std::optional<TuRecord> decodeTuRecord(std::string_view bytes) {
     for (uint64_t i = 0; i < starts && !r.failed(); ++i) {
         TuRecord::NamespaceStart start;
         start.usrHash = r.fixed64();
-        start.path = r.string();
+        const uint64_t file = r.varint();
+        if (file == 0)
+            start.path = r.string();
+        else if (file <= tu.fileIds.size() && pathOf)
+            start.path = pathOf(tu.fileIds[file - 1]);
+        else
+            return std::nullopt;
         const uint64_t line = r.varint(), column = r.varint();
         if (line > UINT32_MAX || column > UINT32_MAX)
             return std::nullopt;

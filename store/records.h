@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,7 +12,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 26;
+inline constexpr uint32_t kStoreFormatVersion = 27;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,
@@ -190,10 +191,11 @@ struct TuRecord {
                               ///< from the tree alone, docs/dependencies.md)
     std::string firstError;   ///< "path:line:col: message" of the first error, if any
     std::vector<uint32_t> fileIds; ///< every file the TU read (main file first)
-    /// Parallel to fileIds: the content hash of each file as this TU's parse read it (0:
-    /// unknown). The up-to-date check compares a file with what *this* TU saw, not with the
-    /// shared FileRecord, which another TU of an interrupted run may have updated already.
-    std::vector<uint64_t> fileHashes;
+    /// filesDigest() of the content hash of each file in fileIds as this TU's parse read it (0:
+    /// one of them unknown). The up-to-date check compares the files with what *this* TU saw,
+    /// not with the shared FileRecord, which another TU of an interrupted run may have updated
+    /// already. (Before format 27 each file's hash: 8 bytes a file, 60% of the `tus` table.)
+    uint64_t filesDigest = 0;
     /// Paths the parse looked for and did not find (include candidates, include directories,
     /// the driver's probes), as ids of the store's table of absent paths: the TU is out of date
     /// once any of them exists.
@@ -237,7 +239,17 @@ std::optional<uint32_t> encodedSymbolLine(std::string_view bytes);
 std::optional<uint32_t> encodedReferenceLine(std::string_view bytes);
 std::string encodeFileRecord(const FileRecord& file);
 std::optional<FileRecord> decodeFileRecord(std::string_view bytes);
-std::string encodeTuRecord(const TuRecord& tu);
-std::optional<TuRecord> decodeTuRecord(std::string_view bytes);
+/// One hash of the content hashes, in order (TuRecord::filesDigest); 0 when there are none or
+/// one of them is 0 (unknown), so that a TU with a file of unknown content is never up to date.
+uint64_t filesDigest(const std::vector<uint64_t>& contentHashes);
+
+/// `filePaths`, parallel to tu.fileIds (the store's writer has them): a namespace start in one of
+/// those files is stored as its index (a string per start was a third of the `tus` table);
+/// without them, or in another file, as the path.
+std::string encodeTuRecord(const TuRecord& tu, const std::vector<std::string>& filePaths = {});
+/// The path of a file id, for namespace starts stored as an index into fileIds; without it such
+/// a record does not decode.
+using FilePathOf = std::function<std::string(uint32_t fileId)>;
+std::optional<TuRecord> decodeTuRecord(std::string_view bytes, const FilePathOf& pathOf = {});
 
 } // namespace symdex

@@ -51,8 +51,11 @@ struct IndexedTu {
     TuRecord record;                        ///< fileIds are filled by the store from includedFiles
     std::vector<std::string> includedFiles; ///< every file the parse read, main file first
     /// Parallel to includedFiles: each file's content hash as the parse read it (0: unknown;
-    /// missing entries count as 0). Becomes TuRecord::fileHashes.
+    /// missing entries count as 0). Their filesDigest() becomes TuRecord::filesDigest.
     std::vector<uint64_t> includedHashes;
+    /// Instead of includedHashes' digest: a TU's record copied from another store (a shard),
+    /// whose digest is all it holds of them.
+    std::optional<uint64_t> filesDigest;
     /// Every path the parse probed and did not find; becomes TuRecord::absentIds.
     std::vector<std::string> absentPaths;
     /// Files reached through a symlink: (the name looked up, absolute but as spelled; the real

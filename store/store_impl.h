@@ -71,7 +71,6 @@ struct PendingTu {
     uint64_t generation = 0;
     TuRecord record;
     std::vector<std::string> includedFiles;
-    std::vector<uint64_t> includedHashes; ///< parallel to includedFiles
     std::vector<std::string> absentPaths;
     std::vector<std::pair<std::string, std::string>> aliases;
     std::vector<PendingFile> files;

@@ -94,7 +94,8 @@ PendingTu encodeTu(IndexedTu tu, const ZstdDictionary* dictionary) {
     pending.generation = tu.generation;
     pending.record = std::move(tu.record);
     pending.includedFiles = std::move(tu.includedFiles);
-    pending.includedHashes = std::move(tu.includedHashes);
+    tu.includedHashes.resize(pending.includedFiles.size(), 0);
+    pending.record.filesDigest = tu.filesDigest ? *tu.filesDigest : filesDigest(tu.includedHashes);
     pending.absentPaths = std::move(tu.absentPaths);
     pending.aliases = std::move(tu.aliases);
     pending.files.reserve(tu.files.size());
@@ -188,8 +189,6 @@ public:
         TuRecord record = tu.record;
         record.fileIds.clear();
         record.fileIds.reserve(tu.includedFiles.size());
-        record.fileHashes = tu.includedHashes;
-        record.fileHashes.resize(tu.includedFiles.size(), 0);
         for (const std::string& path : tu.includedFiles) {
             uint32_t id = fileId(path, /*create=*/false);
             if (!id) {
@@ -213,7 +212,8 @@ public:
                 record.aliases.push_back(
                     {absentId(name), uint32_t(target - tu.includedFiles.begin())});
         }
-        txn_.put(s_.tus, fileIdKey(record.fileIds.front()), encodeTuRecord(record));
+        txn_.put(s_.tus, fileIdKey(record.fileIds.front()),
+                 encodeTuRecord(record, tu.includedFiles));
     }
 
     void apply(const StoreEdit& edit) {
@@ -1036,8 +1036,12 @@ SymbolStore::Impl::trainOwnDictionary(const std::vector<std::string>& more) {
         builtInBytes += frame.size();
     }
     // Kept if clearly smaller: a tree like the built-in dictionary's own (LevelDB, fmtlib) gains
-    // nothing from a dictionary of its own.
-    if (ownBytes * 100 > builtInBytes * kOwnDictionaryMaxPercent)
+    // nothing from a dictionary of its own. And only if it pays for its own bytes in the blocks
+    // seen so far (the held-out fifth's saving times five). LevelDB's: 94.1% of the built-in
+    // one's bytes in one run (97.8% in another), 36 KB saved on those blocks for its 64 KiB;
+    // the 300k tree's: 76%, 196 KB saved.
+    if (ownBytes * 100 > builtInBytes * kOwnDictionaryMaxPercent || heldOut.empty() ||
+        (builtInBytes - ownBytes) * n / heldOut.size() < trained->bytes().size())
         return nullptr;
     return trained;
 }

@@ -841,19 +841,24 @@ public:
             fn(0, file->record); // not committed yet: no id
     }
 
+    /// The path of a file id, for the namespace starts of a TU's record.
+    FilePathOf pathOf() {
+        return [this](uint32_t id) { return reader_.path(id); };
+    }
+
     std::optional<TuRecord> tu(const std::string& mainFile) override {
         uint32_t id = reader_.fileId(mainFile);
         if (!id)
             return std::nullopt;
         auto bytes = txn().get(s_.tus, fileIdKey(id));
-        return bytes ? decodeTuRecord(*bytes) : std::nullopt;
+        return bytes ? decodeTuRecord(*bytes, pathOf()) : std::nullopt;
     }
 
     void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) override {
         lmdb::Cursor cursor(txn(), s_.tus);
         std::string_view k, v;
         for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
-            auto record = decodeTuRecord(v);
+            auto record = decodeTuRecord(v, pathOf());
             if (!record)
                 throw damagedStore(s_.options.directory, "corrupt translation unit record");
             fn(reader_.path(uint32_t(readBigEndian(k, 4))), *record);

@@ -233,7 +233,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         roundTrip<FileRecord>(bytes, decodeFileRecord, encodeFileRecord, "FileRecord");
         break;
     case 3:
-        roundTrip<TuRecord>(bytes, decodeTuRecord, encodeTuRecord, "TuRecord");
+        roundTrip<TuRecord>(
+            bytes, [](std::string_view b) { return decodeTuRecord(b); },
+            [](const TuRecord& tu) { return encodeTuRecord(tu); }, "TuRecord");
         break;
     case 4:
         refBlockRoundTrip(bytes);

@@ -593,7 +593,7 @@ TEST_CASE("incremental: only what changed is re-parsed, and changes are visible"
 TEST_CASE("an interrupted incremental run leaves no TU stale", "[index][incremental]") {
     // x.cpp and y.cpp expand a macro of the header they share. After the header changes, a run
     // that commits x.cpp and stops has already updated the header's record; y.cpp must still be
-    // judged against what *it* read (TuRecord::fileHashes), not against that shared record.
+    // judged against what *it* read (TuRecord::filesDigest), not against that shared record.
     TempDir dir;
     test::writeFile(dir / "h.h", "void f1();\nvoid f2();\n#define CALL f1\n");
     test::writeFile(dir / "x.cpp", "#include \"h.h\"\nvoid x() { CALL(); }\n");

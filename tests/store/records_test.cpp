@@ -106,12 +106,33 @@ TEST_CASE("records round-trip", "[records]") {
     tu.parseMillis = 812;
     tu.firstError = "a.cc:1:2: error: x";
     tu.fileIds = {7, 1, 1000000};
-    tu.fileHashes = {0x0123456789abcdefULL, 0, ~0ULL};
+    tu.filesDigest = filesDigest({0x0123456789abcdefULL, 1, ~0ULL});
     tu.absentIds = {3, 4, 900000, 4000000000u};
     tu.aliases = {{5, 2}, {4000000001u, 0}};
     tu.namespaceStarts = {{hash64("c:@N@std"), "/usr/include/c++/12/bits/c++config.h", {296, 11}},
                           {~0ULL, "", {4000000000u, 1}}};
     CHECK(decodeTuRecord(encodeTuRecord(tu)) == tu);
+
+    // The digest: of every hash, in order; 0 when one is unknown or there are none.
+    CHECK(tu.filesDigest != 0);
+    CHECK(filesDigest({0x0123456789abcdefULL, 1, ~0ULL}) == tu.filesDigest);
+    CHECK(filesDigest({1, 0x0123456789abcdefULL, ~0ULL}) != tu.filesDigest);
+    CHECK(filesDigest({0x0123456789abcdefULL, 1}) != tu.filesDigest);
+    CHECK(filesDigest({0x0123456789abcdefULL, 0, ~0ULL}) == 0);
+    CHECK(filesDigest({}) == 0);
+
+    // A namespace start in one of the TU's files is stored as that file's index; the reader
+    // gives the path of a file id back.
+    const std::vector<std::string> paths = {"/t/a.cc", "/usr/include/c++/12/bits/c++config.h",
+                                            "/t/b.h"};
+    const std::string indexed = encodeTuRecord(tu, paths);
+    CHECK(indexed.size() + 1 + paths[1].size() == encodeTuRecord(tu).size()); // no length, no path
+    const FilePathOf pathOf = [&](uint32_t id) {
+        return id == 7 ? paths[0] : id == 1 ? paths[1] : id == 1000000 ? paths[2] : "";
+    };
+    CHECK(decodeTuRecord(indexed, pathOf) == tu);
+    CHECK_FALSE(decodeTuRecord(indexed)); // an index, and no way to read it
+    CHECK(decodeTuRecord(encodeTuRecord(tu), pathOf) == tu);
 
     // An alias must name one of the TU's files.
     TuRecord bad = tu;
