@@ -22,7 +22,8 @@
 //            {fileId, seq, rank}, varints (encodeNameRow); rank (EntryRank, format 19): where
 //            the declaration stands in name search's order, read without decoding its block
 //   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
-//   absentPaths  path -> u32 id
+//   absentPaths  u64 hash64(path) -> u32 ids of the paths of that hash (format 27; the path
+//                before)
 //   nameText  u32 nameId / 16 -> NameBucket: 16 names (case kept) by nameId % 16   the name
 //             index (name_index.h)
 //   words     lower-case word -> u32 names holding it

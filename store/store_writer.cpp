@@ -251,12 +251,8 @@ public:
             record.inode = stamp.inode;
             txn_.put(s_.files, fileIdKey(id), encodeFileRecord(record));
         }
-        for (const std::string& path : edit.removeAbsentPaths) {
-            if (auto found = txn_.get(s_.absentPaths, path)) {
-                txn_.del(s_.absent, std::string(*found));
-                txn_.del(s_.absentPaths, path);
-            }
-        }
+        for (const std::string& path : edit.removeAbsentPaths)
+            removeAbsentPath(path);
         for (const auto& [key, value] : edit.setMeta)
             if (key != "format" && key != SymbolStore::Impl::kOwnDictionaryKey)
                 txn_.put(s_.meta, key, value);
@@ -286,14 +282,62 @@ private:
         return id;
     }
 
+    /// `absentPaths` is keyed by the path's hash (8 bytes, where the path took 60 on LevelDB),
+    /// its value the ids of the paths of that hash, 4 bytes each: the one whose `absent` entry
+    /// is the path is its id (format 27).
+    static std::string absentPathKey(const std::string& path) {
+        std::string key;
+        Writer(key).fixed64(hash64(path));
+        return key;
+    }
+
+    /// The ids `absentPaths` holds for the paths of `key`'s hash, and which of them is `path`'s
+    /// (its index; `ids.size()`: none).
+    size_t findAbsentPath(const std::string& key, const std::string& path,
+                          std::vector<uint32_t>& ids) {
+        ids.clear();
+        if (auto found = txn_.get(s_.absentPaths, key))
+            for (size_t at = 0; at + 4 <= found->size(); at += 4)
+                ids.push_back(uint32_t(readBigEndian(found->substr(at, 4), 4)));
+        for (size_t i = 0; i < ids.size(); ++i)
+            if (auto named = txn_.get(s_.absent, fileIdKey(ids[i])); named && *named == path)
+                return i;
+        return ids.size();
+    }
+
+    void putAbsentIds(const std::string& key, const std::vector<uint32_t>& ids) {
+        if (ids.empty()) {
+            txn_.del(s_.absentPaths, key);
+            return;
+        }
+        std::string value;
+        for (uint32_t id : ids)
+            value += fileIdKey(id);
+        txn_.put(s_.absentPaths, key, value);
+    }
+
     /// The id of `path` in the table of absent paths, added if new.
     uint32_t absentId(const std::string& path) {
-        if (auto found = txn_.get(s_.absentPaths, path))
-            return uint32_t(readBigEndian(*found, 4));
+        const std::string key = absentPathKey(path);
+        std::vector<uint32_t> ids;
+        if (const size_t i = findAbsentPath(key, path, ids); i < ids.size())
+            return ids[i];
         const uint32_t id = nextAbsentId_++;
-        txn_.put(s_.absentPaths, path, fileIdKey(id));
+        ids.push_back(id);
+        putAbsentIds(key, ids);
         txn_.put(s_.absent, fileIdKey(id), path);
         return id;
+    }
+
+    void removeAbsentPath(const std::string& path) {
+        const std::string key = absentPathKey(path);
+        std::vector<uint32_t> ids;
+        const size_t i = findAbsentPath(key, path, ids);
+        if (i == ids.size())
+            return;
+        txn_.del(s_.absent, fileIdKey(ids[i]));
+        ids.erase(ids.begin() + ptrdiff_t(i));
+        putAbsentIds(key, ids);
     }
 
     /// Writes the newest staged version of `path`, unless it is committed already or this

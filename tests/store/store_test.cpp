@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -1290,4 +1291,60 @@ TEST_CASE("the page cache warmer reads a store's file ahead, and not one too lar
     }
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].find("read 24.0 MiB of " + file) == 0);
+}
+
+TEST_CASE("absent paths: one id a path, shared by the TUs that probed it, dropped when asked and "
+          "given a new id when probed again",
+          "[store]") {
+    TempDir dir;
+    auto store = openStore(dir);
+    auto absentTable = [&] {
+        std::map<std::string, uint32_t> table;
+        store->forEachAbsentPath(
+            [&](uint32_t id, const std::string& path) { CHECK(table.emplace(path, id).second); });
+        return table;
+    };
+    auto absentOf = [&](const std::string& tu) {
+        std::map<uint32_t, std::string> byId;
+        for (const auto& [path, id] : absentTable())
+            byId[id] = path;
+        std::vector<std::string> paths;
+        const std::optional<TuRecord> record = store->tu(tu);
+        REQUIRE(record);
+        for (uint32_t id : record->absentIds)
+            paths.push_back(byId.at(id));
+        std::sort(paths.begin(), paths.end());
+        return paths;
+    };
+    IndexedTu a = makeTu("/p/a.cc", {makeFile("/p/a.cc", 1, {}, {})});
+    a.absentPaths = {"/p/gen/version.h", "/usr/include/gen/version.h", "/p/gen/version.h"};
+    IndexedTu b = makeTu("/p/b.cc", {makeFile("/p/b.cc", 1, {}, {})});
+    b.absentPaths = {"/p/gen/version.h", "/p/b/config.h"};
+    store->publish(a);
+    store->publish(b);
+    store->flush();
+    auto table = absentTable();
+    CHECK(table.size() == 3);
+    CHECK(absentOf("/p/a.cc") ==
+          std::vector<std::string>{"/p/gen/version.h", "/usr/include/gen/version.h"});
+    CHECK(absentOf("/p/b.cc") == std::vector<std::string>{"/p/b/config.h", "/p/gen/version.h"});
+
+    // b no longer probes config.h; the run drops what no TU refers to.
+    b.absentPaths = {"/p/gen/version.h"};
+    store->publish(b);
+    StoreEdit drop;
+    drop.removeAbsentPaths = {"/p/b/config.h", "/p/never-seen.h"};
+    store->apply(drop);
+    store->flush();
+    CHECK(absentTable().size() == 2);
+    CHECK(!absentTable().contains("/p/b/config.h"));
+    CHECK(absentTable().at("/p/gen/version.h") == table.at("/p/gen/version.h"));
+
+    // Probed again: interned again (a free id: the last may be used again, as no record names
+    // it), and the TU's record names it.
+    b.absentPaths = {"/p/b/config.h"};
+    store->publish(b);
+    store->flush();
+    CHECK(absentTable().size() == 3);
+    CHECK(absentOf("/p/b.cc") == std::vector<std::string>{"/p/b/config.h"});
 }
