@@ -237,7 +237,6 @@ std::optional<size_t> postingChunkSize(std::string_view bytes);
 /// (encodePostingGroup). No other row sorts between a group's key and its last token, so rows
 /// in key order meet every token in order. A token that outgrows a group gets chunk rows of its
 /// own.
-///
 /// Whether a `postings` key is a group row's (else it is a chunk's).
 inline bool isPostingGroupKey(std::string_view key) {
     return !key.empty() && key.find('\0') == key.size() - 1;

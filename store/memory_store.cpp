@@ -130,9 +130,7 @@ struct MemoryStore::State {
         record.fileIds.clear();
         for (const std::string& path : tu.includedFiles)
             record.fileIds.push_back(fileId(path, true));
-        std::vector<uint64_t> hashes = tu.includedHashes;
-        hashes.resize(tu.includedFiles.size(), 0);
-        record.filesDigest = tu.filesDigest ? *tu.filesDigest : filesDigest(hashes);
+        record.filesDigest = filesDigestOf(tu);
         record.absentIds.clear();
         for (const std::string& path : tu.absentPaths)
             record.absentIds.push_back(absentId(path));

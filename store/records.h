@@ -194,7 +194,7 @@ struct TuRecord {
     /// filesDigest() of the content hash of each file in fileIds as this TU's parse read it (0:
     /// one of them unknown). The up-to-date check compares the files with what *this* TU saw,
     /// not with the shared FileRecord, which another TU of an interrupted run may have updated
-    /// already. (Before format 27 each file's hash: 8 bytes a file, 60% of the `tus` table.)
+    /// already. (Before format 27 each file's hash: 8 bytes a file, half of LevelDB's `tus` table.)
     uint64_t filesDigest = 0;
     /// Paths the parse looked for and did not find (include candidates, include directories,
     /// the driver's probes), as ids of the store's table of absent paths: the TU is out of date
@@ -244,7 +244,7 @@ std::optional<FileRecord> decodeFileRecord(std::string_view bytes);
 uint64_t filesDigest(const std::vector<uint64_t>& contentHashes);
 
 /// `filePaths`, parallel to tu.fileIds (the store's writer has them): a namespace start in one of
-/// those files is stored as its index (a string per start was a third of the `tus` table);
+/// those files is stored as its index (a string per start was a fifth of LevelDB's `tus` table);
 /// without them, or in another file, as the path.
 std::string encodeTuRecord(const TuRecord& tu, const std::vector<std::string>& filePaths = {});
 /// The path of a file id, for namespace starts stored as an index into fileIds; without it such

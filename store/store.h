@@ -66,6 +66,15 @@ struct IndexedTu {
     uint64_t generation = 0;
 };
 
+/// TuRecord::filesDigest of a publication: its own (a shard's record), else that of its hashes.
+inline uint64_t filesDigestOf(const IndexedTu& tu) {
+    if (tu.filesDigest)
+        return *tu.filesDigest;
+    std::vector<uint64_t> hashes = tu.includedHashes;
+    hashes.resize(tu.includedFiles.size(), 0);
+    return filesDigest(hashes);
+}
+
 /// Removals and bookkeeping that are not a parse result.
 struct StoreEdit {
     std::vector<std::string> removeTus;   ///< main files that left the compile database

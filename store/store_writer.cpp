@@ -93,9 +93,8 @@ PendingTu encodeTu(IndexedTu tu, const ZstdDictionary* dictionary) {
     pending.mainFile = std::move(tu.mainFile);
     pending.generation = tu.generation;
     pending.record = std::move(tu.record);
+    pending.record.filesDigest = filesDigestOf(tu);
     pending.includedFiles = std::move(tu.includedFiles);
-    tu.includedHashes.resize(pending.includedFiles.size(), 0);
-    pending.record.filesDigest = tu.filesDigest ? *tu.filesDigest : filesDigest(tu.includedHashes);
     pending.absentPaths = std::move(tu.absentPaths);
     pending.aliases = std::move(tu.aliases);
     pending.files.reserve(tu.files.size());

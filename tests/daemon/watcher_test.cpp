@@ -26,15 +26,20 @@ template <typename Done> bool processUntil(Done&& done, std::chrono::millisecond
     return done();
 }
 
+/// The QCoreApplication a test's watcher needs, with the arguments it keeps pointers to.
+struct EventLoop {
+    int argc = 1;
+    char name[13] = "watcher_test";
+    char* argv[2] = {name, nullptr};
+    QCoreApplication app{argc, argv};
+};
+
 } // namespace
 
 TEST_CASE("the watcher watches a thousand files a slice at a time, all of them in the end, within "
           "its budget",
           "[daemon][watcher]") {
-    int argc = 1;
-    char name[] = "watcher_test";
-    char* argv[] = {name, nullptr};
-    QCoreApplication app(argc, argv);
+    const EventLoop loop;
     test::TempDir dir;
     const std::filesystem::path src = dir.path() / "src";
     std::filesystem::create_directories(src);
@@ -81,10 +86,7 @@ TEST_CASE("the watcher watches a thousand files a slice at a time, all of them i
 TEST_CASE("the watcher reports what changed between the run's look and its watch, and nothing "
           "older",
           "[daemon][watcher]") {
-    int argc = 1;
-    char name[] = "watcher_test";
-    char* argv[] = {name, nullptr};
-    QCoreApplication app(argc, argv);
+    const EventLoop loop;
     test::TempDir dir;
     const std::filesystem::path src = dir.path() / "src", gen = dir.path() / "gen";
     std::filesystem::create_directories(src);
