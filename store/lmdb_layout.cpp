@@ -24,10 +24,16 @@ uint32_t rowSeq(std::string_view rowKey) {
     return uint32_t(readBigEndian(rowKey.substr(4, 4), 4));
 }
 
-std::string usrBucketKey(uint64_t usrHash) {
+std::string usrRunKey(uint32_t bucket) {
     std::string key;
-    appendBigEndian(key, usrHash >> (64 - kUsrBucketBits), 4);
+    appendBigEndian(key, bucket, 2);
     return key;
+}
+
+std::optional<uint32_t> usrRunBucket(std::string_view key) {
+    if (key.size() != 2)
+        return std::nullopt;
+    return uint32_t(readBigEndian(key, 2));
 }
 
 std::string encodeUsrRow(const std::vector<UsrEntry>& entries) {
@@ -90,50 +96,115 @@ std::optional<size_t> usrRowLength(std::string_view bytes) {
 
 } // namespace
 
-std::string encodeUsrBucket(const std::vector<UsrBucketRow>& rows) {
+std::string encodeUsrRun(const std::vector<UsrRunRow>& rows, uint32_t first) {
     std::string out;
-    for (const UsrBucketRow& row : rows) {
-        appendBigEndian(out, row.low, 6);
+    Writer w(out);
+    uint32_t bucket = first;
+    for (const UsrRunRow& row : rows) {
+        w.varint(usrBucketOf(row.hash) - bucket);
+        bucket = usrBucketOf(row.hash);
+        appendBigEndian(out, usrLowBits(row.hash), 6);
         out += row.row;
     }
     return out;
 }
 
-bool decodeUsrBucket(std::string_view bytes, std::vector<UsrBucketRow>& rows) {
+namespace {
+
+size_t varintSize(uint64_t value) {
+    size_t size = 1;
+    for (; value >= 0x80; value >>= 7)
+        ++size;
+    return size;
+}
+
+/// Reads the head of the next USR of a `usrs` row: its hash (from `bucket`, the bucket of the
+/// USR before, which it advances) and the length of its UsrRow, leaving `bytes` at the row. False
+/// if they do not decode.
+bool nextUsrOfRun(std::string_view& bytes, uint64_t& bucket, uint64_t& hash, size_t& length) {
+    Reader r(bytes);
+    bucket += r.varint();
+    if (r.failed() || bucket >= kUsrBuckets || r.rest().size() < 6)
+        return false;
+    hash = bucket << (64 - kUsrBucketBits) | readBigEndian(r.rest(), 6);
+    bytes = r.rest().substr(6);
+    const std::optional<size_t> rowLength = usrRowLength(bytes);
+    if (!rowLength)
+        return false;
+    length = *rowLength;
+    return true;
+}
+
+} // namespace
+
+bool decodeUsrRun(std::string_view bytes, uint32_t first, std::vector<UsrRunRow>& rows) {
     rows.clear();
     std::vector<UsrEntry> entries;
+    uint64_t bucket = first;
     while (!bytes.empty()) {
-        if (bytes.size() < 6)
+        uint64_t hash = 0;
+        size_t length = 0;
+        if (!nextUsrOfRun(bytes, bucket, hash, length) ||
+            (!rows.empty() && hash <= rows.back().hash) ||
+            !decodeUsrRow(bytes.substr(0, length), entries))
             return false;
-        const uint64_t low = readBigEndian(bytes, 6);
-        bytes.remove_prefix(6);
-        const std::optional<size_t> length = usrRowLength(bytes);
-        if (!length || (!rows.empty() && low <= rows.back().low) ||
-            !decodeUsrRow(bytes.substr(0, *length), entries))
-            return false;
-        rows.push_back({low, std::string(bytes.substr(0, *length))});
-        bytes.remove_prefix(*length);
+        rows.push_back({hash, std::string(bytes.substr(0, length))});
+        bytes.remove_prefix(length);
     }
     return true;
 }
 
-std::optional<std::string_view> findUsrRow(std::string_view bucket, uint64_t usrHash,
+std::vector<size_t> usrRunCuts(const std::vector<UsrRunRow>& rows, uint32_t first) {
+    // Each bucket's USRs' size as encoded after the bucket before; a part that starts with it
+    // codes its bucket in one byte (a difference of 0 from the key), no more than that.
+    struct Bucket {
+        size_t begin = 0;
+        size_t size = 0;
+    };
+    std::vector<Bucket> buckets;
+    size_t total = 0;
+    uint32_t before = first;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const uint32_t bucket = usrBucketOf(rows[i].hash);
+        if (buckets.empty() || bucket != before)
+            buckets.push_back({i, 0});
+        const size_t size = varintSize(bucket - before) + 6 + rows[i].row.size();
+        buckets.back().size += size;
+        total += size;
+        before = bucket;
+    }
+    std::vector<size_t> cuts;
+    if (total <= kUsrRunSplit)
+        return cuts;
+    const size_t parts = (total + kUsrRunSplit - 1) / kUsrRunSplit;
+    const size_t target = (total + parts - 1) / parts;
+    size_t filled = 0;
+    for (const Bucket& bucket : buckets) {
+        if (filled > 0 && filled + bucket.size > target) {
+            cuts.push_back(bucket.begin);
+            filled = 0;
+        }
+        filled += bucket.size;
+    }
+    return cuts;
+}
+
+std::optional<std::string_view> findUsrRow(std::string_view run, uint32_t first, uint64_t usrHash,
                                            bool& damaged) {
     damaged = false;
-    const uint64_t wanted = usrLowBits(usrHash);
-    while (!bucket.empty()) {
-        const std::optional<size_t> length =
-            bucket.size() < 6 ? std::nullopt : usrRowLength(bucket.substr(6));
-        if (!length) {
+    uint64_t bucket = first;
+    while (!run.empty()) {
+        uint64_t hash = 0;
+        size_t length = 0;
+        if (!nextUsrOfRun(run, bucket, hash, length)) {
             damaged = true;
             return std::nullopt;
         }
-        const uint64_t low = readBigEndian(bucket, 6);
-        if (low == wanted)
-            return bucket.substr(6, *length);
-        if (low > wanted) // rows are by low bits
+        if (hash == usrHash)
+            return run.substr(0, length);
+        if (hash > usrHash) // the USRs are by hash
             return std::nullopt;
-        bucket.remove_prefix(6 + *length);
+        run.remove_prefix(length);
     }
     return std::nullopt;
 }

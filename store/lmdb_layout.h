@@ -10,8 +10,9 @@
 //            zstd-compressed 16 a block (symbol_blocks.h)
 //   refs     u32 fileId | u32 block -> RefBlock        a file's references, in source order
 //   refUsrs  u32 fileId -> UsrTable                    the USRs they name (ref_blocks.h)
-//   usrs     u32 bucket (the USR hash's top bits) -> UsrBucket: per USR of the bucket, by hash,
-//            the hash's low 48 bits and its UsrRow: sorted {fileId, 'D'/'R', seq, relation},
+//   usrs     u16 first bucket (a USR hash's top 16 bits) -> UsrRun: the USRs of the buckets from
+//            it to the next key, by hash, each its bucket, its hash's low 48 bits and its
+//            UsrRow: sorted {fileId, 'D'/'R', seq, relation},
 //            varints (encodeUsrRow). 'D': seq is a row of `symbols`; 'R': the file's references
 //            name the USR, seq is its index in the file's UsrTable; relation: some of them are a
 //            base-specifier or an override (format 18), so derived classes and overriders are
@@ -47,36 +48,58 @@ std::string fileIdKey(uint32_t fileId);
 std::string rowKey(uint32_t fileId, uint32_t seq);
 /// The sequence number of a rowKey().
 uint32_t rowSeq(std::string_view rowKey);
-/// USRs are kept in buckets of their hash's top kUsrBucketBits bits: a bucket's rows share one
-/// LMDB node, where a row of its own paid a node and an 8-byte key (16 bits since format 26: about
-/// 8 USRs a bucket at 300k names, 60 at 2M; 18 bits before, whose 2 a bucket at 300k spent a
-/// quarter of the table on keys and nodes).
+/// A USR's bucket is its hash's top kUsrBucketBits bits: what a file's UsrTable keeps of each
+/// USR its references name (ref_blocks.h), 2 bytes where the hash is 8.
 inline constexpr int kUsrBucketBits = 16;
-/// The `usrs` key of a USR's bucket.
-std::string usrBucketKey(uint64_t usrHash);
+inline constexpr uint32_t kUsrBuckets = uint32_t(1) << kUsrBucketBits;
+inline uint32_t usrBucketOf(uint64_t usrHash) {
+    return uint32_t(usrHash >> (64 - kUsrBucketBits));
+}
+/// A `usrs` row (a run, format 28) holds the USRs of consecutive buckets: its key is its first
+/// bucket and it holds every bucket up to the next row's key, so a bucket is never split between
+/// rows and the row of a bucket is the last whose key is at or before it (before any row, the
+/// buckets belong to a row keyed 0 the writer creates). One LMDB node a bucket (format 26-27)
+/// spent 14 bytes of node, key and page slot on about one USR at LevelDB's size.
+std::string usrRunKey(uint32_t bucket);
+/// The first bucket of the `usrs` row keyed `key`; nullopt if `key` is not one.
+std::optional<uint32_t> usrRunBucket(std::string_view key);
+/// The writer cuts a row that grows past kUsrRunSplit bytes into rows of about equal size at
+/// bucket boundaries (a bucket bigger than that stays whole), and joins one that shrinks under
+/// kUsrRunJoin bytes to the row before if both fit in kUsrRunSplit: rows small enough that
+/// finding a USR in one reads a few hundred bytes and an LMDB page holds several.
+inline constexpr size_t kUsrRunSplit = 512;
+inline constexpr size_t kUsrRunJoin = 128;
 /// What tells a USR from the others of its bucket: its hash's low 48 bits.
 inline uint64_t usrLowBits(uint64_t usrHash) {
     return usrHash & ((uint64_t(1) << 48) - 1);
 }
-/// One USR's row in a bucket: its usrLowBits() and its UsrRow's bytes.
-struct UsrBucketRow {
-    uint64_t low = 0;
+/// One USR of a `usrs` row: its hash and its UsrRow's bytes.
+struct UsrRunRow {
+    uint64_t hash = 0;
     std::string row;
-    friend bool operator==(const UsrBucketRow&, const UsrBucketRow&) = default;
+    friend bool operator==(const UsrRunRow&, const UsrRunRow&) = default;
 };
-/// A `usrs` value: its rows by low bits, increasing, each the 6 bytes big-endian and the UsrRow.
-std::string encodeUsrBucket(const std::vector<UsrBucketRow>& rows);
-/// False if `bytes` is not a bucket (rows out of order, or one that is not a UsrRow).
-bool decodeUsrBucket(std::string_view bytes, std::vector<UsrBucketRow>& rows);
-/// The UsrRow of `usrHash` in `bucket`: nullopt if the bucket has none; throws nothing, and
-/// gives `damaged` true if the bucket is malformed.
-std::optional<std::string_view> findUsrRow(std::string_view bucket, uint64_t usrHash,
+/// A `usrs` value whose key is bucket `first`: its USRs by hash, increasing, each as its bucket
+/// (a varint: the difference from the USR before, or from `first`), its usrLowBits() (6 bytes
+/// big-endian) and its UsrRow. Every hash's bucket must be at least `first`.
+std::string encodeUsrRun(const std::vector<UsrRunRow>& rows, uint32_t first);
+/// False if `bytes` is not a row keyed `first` (USRs out of order, a bucket past the last, or a
+/// UsrRow that does not decode).
+bool decodeUsrRun(std::string_view bytes, uint32_t first, std::vector<UsrRunRow>& rows);
+/// Where to cut `rows` (sorted by hash; the USRs of a row keyed `first`) so that each part is at
+/// most kUsrRunSplit bytes encoded (the first keyed `first`, each other by its first bucket) but
+/// where one bucket alone is more, parts about equal, cutting only between buckets: the index
+/// each part after the first starts at; empty if the row fits.
+std::vector<size_t> usrRunCuts(const std::vector<UsrRunRow>& rows, uint32_t first);
+/// The UsrRow of `usrHash` in row `run` keyed `first`: nullopt if the row has none; throws
+/// nothing, and gives `damaged` true if the row is malformed.
+std::optional<std::string_view> findUsrRow(std::string_view run, uint32_t first, uint64_t usrHash,
                                            bool& damaged);
-/// Calls found(index, hash) for each USR of the `usrs` bucket numbered `number` (`bucket`, its
-/// value) that file `fileId`'s references name: its entry (fileId, kRefTag, index) says where in
-/// the file's UsrTable it is. False if the bucket is malformed.
+/// Calls found(index, hash) for each USR of the `usrs` row `run` keyed `first` that file
+/// `fileId`'s references name: its entry (fileId, kRefTag, index) says where in the file's
+/// UsrTable it is. False if the row is malformed.
 template <typename Found>
-bool forEachTargetOfFile(std::string_view bucket, uint32_t number, uint32_t fileId, Found&& found);
+bool forEachTargetOfFile(std::string_view run, uint32_t first, uint32_t fileId, Found&& found);
 /// One entry of a `usrs` row: a declaration, row `seq` of `symbols` (kDeclTag), or a file whose
 /// references name the USR, `seq` its index in the file's UsrTable (kRefTag), and `relation`
 /// when one of them has kRoleBase or kRoleOverride.
@@ -99,13 +122,14 @@ std::string encodeUsrRow(const std::vector<UsrEntry>& entries);
 bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries);
 
 template <typename Found>
-bool forEachTargetOfFile(std::string_view bucket, uint32_t number, uint32_t fileId, Found&& found) {
-    const uint64_t high = uint64_t(number) << (64 - kUsrBucketBits);
-    Reader r(bucket);
+bool forEachTargetOfFile(std::string_view run, uint32_t first, uint32_t fileId, Found&& found) {
+    uint64_t bucket = first;
+    Reader r(run);
     while (!r.atEnd()) {
-        if (r.rest().size() < 6)
+        bucket += r.varint();
+        if (r.failed() || bucket >= kUsrBuckets || r.rest().size() < 6)
             return false;
-        const uint64_t low = readBigEndian(r.rest(), 6);
+        const uint64_t hash = bucket << (64 - kUsrBucketBits) | readBigEndian(r.rest(), 6);
         r = Reader(r.rest().substr(6));
         const uint64_t count = r.varint();
         if (r.failed() || count > r.rest().size())
@@ -117,7 +141,7 @@ bool forEachTargetOfFile(std::string_view bucket, uint32_t number, uint32_t file
             if (r.failed())
                 return false;
             if (file == fileId && (seq & 1) && (seq >> 2) <= UINT32_MAX)
-                found(uint32_t(seq >> 2), high | low);
+                found(uint32_t(seq >> 2), hash);
         }
     }
     return true;

@@ -8,6 +8,7 @@
 #include "store/store_check.h"
 #include "store/store_impl.h"
 #include "store/symbol_blocks.h"
+#include "store/usrs_table.h"
 
 #include <algorithm>
 #include <chrono>
@@ -481,15 +482,17 @@ private:
             buckets.push_back(table->bucket(index));
         std::sort(buckets.begin(), buckets.end());
         buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
-        for (uint32_t bucket : buckets) {
-            std::string key;
-            appendBigEndian(key, bucket, 4);
-            auto found = txn_.get(s_.usrs, key);
-            if (!found || !forEachTargetOfFile(*found, bucket, id, [&](uint32_t i, uint64_t h) {
-                    if (i < hashes.size() && table->bucket(i) == bucket)
+        // Each row once: it gives the file's USRs of all its buckets.
+        for (size_t at = 0; at < buckets.size();) {
+            const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, buckets[at]);
+            if (!run || !run->bytes ||
+                !forEachTargetOfFile(*run->bytes, run->first, id, [&](uint32_t i, uint64_t h) {
+                    if (i < hashes.size() && table->bucket(i) == usrBucketOf(h))
                         hashes[i] = h;
                 }))
                 throw damaged();
+            while (at < buckets.size() && buckets[at] < run->end)
+                ++at;
         }
         if (std::find(hashes.begin(), hashes.end(), 0) != hashes.end())
             throw damaged();
@@ -501,23 +504,34 @@ private:
         usrEdits_[usrHash].emplace_back(entry, add);
     }
 
+    /// Applies the USR entries added and removed this transaction, row by row in key order: each
+    /// `usrs` row the USRs fall in is read once, changed, and written back (cut as it grows past
+    /// kUsrRunSplit, joined to the row before as it shrinks under kUsrRunJoin, deleted once empty).
     void writeUsrRows() {
-        std::unordered_map<std::string, std::vector<uint64_t>> byBucket;
+        std::vector<uint64_t> hashes;
+        hashes.reserve(usrEdits_.size());
         for (const auto& [usrHash, edits] : usrEdits_)
-            byBucket[usrBucketKey(usrHash)].push_back(usrHash);
-        std::vector<UsrBucketRow> rows;
+            hashes.push_back(usrHash);
+        std::sort(hashes.begin(), hashes.end());
+        auto damaged = [&] { return damagedStore(s_.options.directory, "corrupt usrs row"); };
+        std::vector<UsrRunRow> rows;
         std::vector<UsrEntry> entries;
-        auto damaged = [&] { return damagedStore(s_.options.directory, "corrupt usrs bucket"); };
-        for (const auto& [key, usrHashes] : byBucket) {
-            rows.clear();
-            if (auto bucket = txn_.get(s_.usrs, key); bucket && !decodeUsrBucket(*bucket, rows))
+        for (size_t next = 0; next < hashes.size();) {
+            const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, usrBucketOf(hashes[next]));
+            if (!run)
                 throw damaged();
-            for (const uint64_t usrHash : usrHashes) {
-                const uint64_t low = usrLowBits(usrHash);
-                auto at = std::lower_bound(
-                    rows.begin(), rows.end(), low,
-                    [](const UsrBucketRow& row, uint64_t l) { return row.low < l; });
-                const bool present = at != rows.end() && at->low == low;
+            const uint32_t first = run->first, end = run->end;
+            rows.clear();
+            if (run->bytes && (!decodeUsrRun(*run->bytes, first, rows) ||
+                               (!rows.empty() && usrBucketOf(rows.back().hash) >= end)))
+                throw damaged();
+            const bool existed = run->bytes.has_value();
+            for (; next < hashes.size() && usrBucketOf(hashes[next]) < end; ++next) {
+                const uint64_t usrHash = hashes[next];
+                auto at =
+                    std::lower_bound(rows.begin(), rows.end(), usrHash,
+                                     [](const UsrRunRow& row, uint64_t h) { return row.hash < h; });
+                const bool present = at != rows.end() && at->hash == usrHash;
                 entries.clear();
                 if (present && !decodeUsrRow(at->row, entries))
                     throw damaged();
@@ -529,15 +543,54 @@ private:
                 } else if (present) {
                     at->row = encodeUsrRow(entries);
                 } else {
-                    rows.insert(at, {low, encodeUsrRow(entries)});
+                    rows.insert(at, {usrHash, encodeUsrRow(entries)});
                 }
             }
-            if (rows.empty())
-                txn_.del(s_.usrs, key);
-            else
-                txn_.put(s_.usrs, key, encodeUsrBucket(rows));
+            putUsrRun(first, existed, rows);
         }
         usrEdits_.clear();
+    }
+
+    /// Writes `rows` as the `usrs` row keyed `first` (which `existed` or not): deleted if empty,
+    /// cut if too big, joined to the row before if small enough.
+    void putUsrRun(uint32_t first, bool existed, std::vector<UsrRunRow>& rows) {
+        if (rows.empty()) {
+            if (existed)
+                txn_.del(s_.usrs, usrRunKey(first));
+            return;
+        }
+        const std::vector<size_t> cuts = usrRunCuts(rows, first);
+        if (cuts.empty() && first > 0) {
+            std::string bytes = encodeUsrRun(rows, first);
+            if (bytes.size() < kUsrRunJoin) {
+                const std::optional<UsrRunAt> before = usrRunAt(txn_, s_.usrs, first - 1);
+                if (!before)
+                    throw damagedStore(s_.options.directory, "corrupt usrs key");
+                if (before->bytes && before->bytes->size() + bytes.size() <= kUsrRunSplit) {
+                    std::vector<UsrRunRow> joined;
+                    if (!decodeUsrRun(*before->bytes, before->first, joined))
+                        throw damagedStore(s_.options.directory, "corrupt usrs row");
+                    joined.insert(joined.end(), rows.begin(), rows.end());
+                    txn_.put(s_.usrs, usrRunKey(before->first),
+                             encodeUsrRun(joined, before->first));
+                    if (existed)
+                        txn_.del(s_.usrs, usrRunKey(first));
+                    return;
+                }
+            }
+            txn_.put(s_.usrs, usrRunKey(first), bytes);
+            return;
+        }
+        // The first part keeps the row's key (its range starts there); each other part is keyed by
+        // its first USR's bucket.
+        size_t begin = 0;
+        for (size_t part = 0; part <= cuts.size(); ++part) {
+            const size_t end = part < cuts.size() ? cuts[part] : rows.size();
+            const std::vector<UsrRunRow> slice(rows.begin() + begin, rows.begin() + end);
+            const uint32_t key = part == 0 ? first : usrBucketOf(rows[begin].hash);
+            txn_.put(s_.usrs, usrRunKey(key), encodeUsrRun(slice, key));
+            begin = end;
+        }
     }
 
     /// Adds (or removes) declaration `entry` of `name` (indexedName()) to the `names` row of

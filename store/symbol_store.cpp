@@ -6,6 +6,7 @@
 #include "store/store_check.h"
 #include "store/store_impl.h"
 #include "store/symbol_blocks.h"
+#include "store/usrs_table.h"
 
 #include <algorithm>
 #include <array>
@@ -274,12 +275,11 @@ public:
         if (t.hashes.empty())
             t.hashes.assign(table.targets(), 0);
         if (!t.hashes[index]) {
-            const uint32_t bucket = table.bucket(index);
-            std::string key;
-            appendBigEndian(key, bucket, 4);
-            auto bytes = txn_.get(s_.usrs, key);
-            if (!bytes || !forEachTargetOfFile(*bytes, bucket, t.file, [&](uint32_t i, uint64_t h) {
-                    if (i < t.hashes.size() && table.bucket(i) == bucket)
+            // The row holding the bucket gives every USR of the file in it, of this bucket or not.
+            const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, table.bucket(index));
+            if (!run || !run->bytes ||
+                !forEachTargetOfFile(*run->bytes, run->first, t.file, [&](uint32_t i, uint64_t h) {
+                    if (i < t.hashes.size() && table.bucket(i) == usrBucketOf(h))
                         t.hashes[i] = h;
                 }))
                 return std::nullopt;
@@ -387,13 +387,16 @@ public:
     /// The `usrs` entries of a USR: its declarations and the files whose references name it.
     const std::vector<UsrEntry>& usrEntries(uint64_t usrHash) {
         usrEntries_.clear();
-        auto bucket = txn_.get(s_.usrs, usrBucketKey(usrHash));
-        if (!bucket)
+        const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, usrBucketOf(usrHash));
+        if (!run)
+            throw damagedStore(s_.options.directory, "corrupt usrs key");
+        if (!run->bytes)
             return usrEntries_;
         bool damaged = false;
-        const std::optional<std::string_view> row = findUsrRow(*bucket, usrHash, damaged);
+        const std::optional<std::string_view> row =
+            findUsrRow(*run->bytes, run->first, usrHash, damaged);
         if (damaged || (row && !decodeUsrRow(*row, usrEntries_)))
-            throw damagedStore(s_.options.directory, "corrupt usrs bucket");
+            throw damagedStore(s_.options.directory, "corrupt usrs row");
         return usrEntries_;
     }
 

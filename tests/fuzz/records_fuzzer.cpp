@@ -178,21 +178,38 @@ void postingChunkRoundTrip(std::string_view bytes) {
     }
 }
 
-/// A `usrs` bucket: what decodes encodes to the same bytes, and every row is found.
-void usrBucketRoundTrip(std::string_view bytes) {
-    std::vector<UsrBucketRow> rows;
-    if (!decodeUsrBucket(bytes, rows))
+/// A `usrs` row keyed by the first two bytes: what decodes encodes to bytes that decode the same
+/// (varints may be overlong), every USR is found, and the cuts leave no part past kUsrRunSplit but
+/// a bucket's own and split no bucket.
+void usrRunRoundTrip(std::string_view bytes) {
+    if (bytes.size() < 2)
         return;
-    const std::string encoded = encodeUsrBucket(rows);
-    std::vector<UsrBucketRow> again;
-    bool same = decodeUsrBucket(encoded, again) && again == rows;
-    for (const UsrBucketRow& row : rows) {
+    const uint32_t first = uint32_t(readBigEndian(bytes, 2)) % kUsrBuckets;
+    bytes.remove_prefix(2);
+    std::vector<UsrRunRow> rows;
+    if (!decodeUsrRun(bytes, first, rows))
+        return;
+    const std::string encoded = encodeUsrRun(rows, first);
+    std::vector<UsrRunRow> again;
+    bool same = decodeUsrRun(encoded, first, again) && again == rows;
+    for (const UsrRunRow& row : rows) {
         bool damaged = false;
-        same =
-            same && findUsrRow(encoded, row.low, damaged) == std::string_view(row.row) && !damaged;
+        same = same && findUsrRow(encoded, first, row.hash, damaged) == std::string_view(row.row) &&
+               !damaged;
+    }
+    const std::vector<size_t> cuts = usrRunCuts(rows, first);
+    for (size_t part = 0, begin = 0; same && !rows.empty() && part <= cuts.size(); ++part) {
+        const size_t end = part < cuts.size() ? cuts[part] : rows.size();
+        same = begin < end &&
+               (begin == 0 || usrBucketOf(rows[begin].hash) != usrBucketOf(rows[begin - 1].hash));
+        const std::vector<UsrRunRow> slice(rows.begin() + begin, rows.begin() + end);
+        const uint32_t key = part == 0 ? first : usrBucketOf(slice.front().hash);
+        const bool oneBucket = usrBucketOf(slice.back().hash) == usrBucketOf(slice.front().hash);
+        same = same && (oneBucket || encodeUsrRun(slice, key).size() <= kUsrRunSplit);
+        begin = end;
     }
     if (!same) {
-        std::fprintf(stderr, "records_fuzzer: a usrs bucket does not round-trip\n");
+        std::fprintf(stderr, "records_fuzzer: a usrs row does not round-trip\n");
         std::abort();
     }
 }
@@ -253,7 +270,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         postingChunkRoundTrip(bytes);
         break;
     case 9:
-        usrBucketRoundTrip(bytes);
+        usrRunRoundTrip(bytes);
         break;
     case 10:
         nameBucketRoundTrip(bytes);

@@ -295,7 +295,8 @@ TEST_CASE("a reference block kept decoded answers with its file's current table:
 TEST_CASE("USRs sharing a usrs bucket keep their own declarations and references, through "
           "re-indexing",
           "[store]") {
-    // 6,000 USRs over 2^18 buckets: about 70 buckets hold two or more.
+    // 6,000 USRs over 2^16 buckets: about 270 buckets hold two or more, and the rows holding runs
+    // of buckets are cut as they grow and joined as they shrink.
     constexpr uint32_t kCount = 6000;
     auto symbols = [](uint32_t step) {
         std::vector<Symbol> out;
@@ -330,15 +331,58 @@ TEST_CASE("USRs sharing a usrs bucket keep their own declarations and references
     store->flush();
     check(1);
     {
-        std::set<std::string> buckets;
+        std::set<uint32_t> buckets;
         for (uint32_t i = 0; i < kCount; ++i)
-            buckets.insert(usrBucketKey(hash64("c:@s" + std::to_string(i))));
+            buckets.insert(usrBucketOf(hash64("c:@s" + std::to_string(i))));
         REQUIRE(buckets.size() < kCount); // some bucket holds more than one of them
     }
+    // The table as rows keyed by their first bucket: the first keyed 0, each decoding with its
+    // key, holding only buckets before the next row's, and no bigger than kUsrRunSplit unless it
+    // holds one bucket. Returns the number of rows.
+    auto checkRows = [&] {
+        auto env = lmdb::Env::open(dir.path() / "store", size_t(64) << 20, 16, 16, 0);
+        lmdb::Txn txn = lmdb::Txn::begin(env, true);
+        lmdb::Cursor cursor(txn, txn.openDb("usrs", 0));
+        std::vector<std::pair<uint32_t, std::vector<UsrRunRow>>> runs;
+        std::string_view k, v;
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+            const std::optional<uint32_t> first = usrRunBucket(k);
+            REQUIRE(first);
+            std::vector<UsrRunRow> rows;
+            REQUIRE(decodeUsrRun(v, *first, rows));
+            REQUIRE(!rows.empty());
+            CHECK((usrBucketOf(rows.front().hash) == usrBucketOf(rows.back().hash) ||
+                   v.size() <= kUsrRunSplit));
+            runs.emplace_back(*first, std::move(rows));
+        }
+        REQUIRE(!runs.empty());
+        CHECK(runs.front().first == 0);
+        for (size_t i = 0; i + 1 < runs.size(); ++i)
+            CHECK(usrBucketOf(runs[i].second.back().hash) < runs[i + 1].first);
+        return runs.size();
+    };
+    // 6,000 USRs of about 14 bytes each: some 170 rows.
+    const size_t full = checkRows();
+    CHECK(full > 100);
     store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 2, symbols(3), {})}));
     store->publish(makeTu("/p/b.cc", {makeFile("/p/b.cc", 2, {}, refs(3))}));
     store->flush();
     check(3);
+    checkRows();
+    // A tenth left: rows shrink under kUsrRunJoin and join the row before.
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 3, symbols(10), {})}));
+    store->publish(makeTu("/p/b.cc", {makeFile("/p/b.cc", 3, {}, refs(10))}));
+    store->flush();
+    check(10);
+    const size_t shrunk = checkRows();
+    INFO(full << " rows, then " << shrunk);
+    CHECK(shrunk < full / 3);
+    // And all of them again: the rows cut as they grow.
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 4, symbols(1), {})}));
+    store->publish(makeTu("/p/b.cc", {makeFile("/p/b.cc", 4, {}, refs(1))}));
+    store->flush();
+    check(1);
+    CHECK(checkRows() > 100);
 }
 
 TEST_CASE("the usrs index marks the files where a class is a base or a method overridden, and "

@@ -1,0 +1,26 @@
+// Private to store/: finding the `usrs` row a bucket is in (lmdb_layout.h, UsrRun): the last row
+// whose key is at or before the bucket, the bucket's run of rows ending where the next row's key
+// begins.
+#pragma once
+
+#include "store/lmdb.h"
+#include "store/lmdb_layout.h"
+
+#include <optional>
+#include <string_view>
+
+namespace symdex {
+
+/// The `usrs` row of a bucket: its first bucket, the first bucket of the row after it
+/// (kUsrBuckets if none), and its bytes (valid until the transaction ends or the next write).
+/// Before every row, `bytes` is nullopt and `first` 0: the row the writer creates there.
+struct UsrRunAt {
+    uint32_t first = 0;
+    uint32_t end = kUsrBuckets;
+    std::optional<std::string_view> bytes;
+};
+
+/// The row `bucket` is in; nullopt if a key on the way is not a `usrs` key (a damaged store).
+std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bucket);
+
+} // namespace symdex
