@@ -112,20 +112,28 @@ def main():
     print(f"\nnames: {rows} rows in {blocks} blocks, {mib(stored)} with their nodes "
           f"({stored / max(rows, 1):.1f} B a row)")
 
-    # Format 28: per USR of a row, a varint bucket difference, 6 bytes, its UsrRow (a count, then
-    # two varints an entry).
-    rows = stored = usrs = 0
+    # Format 28: per bucket of a row a varint head (the bucket's difference << 2 | its USRs less
+    # one, 3 for four or more, then a varint of the count less four), then per USR 6 bytes and
+    # its UsrRow (a count, then two varints an entry).
+    rows = stored = usrs = buckets = 0
     for _, v in dump(store, "usrs"):
         rows += 1
         stored += len(v) + NODE
         at = 0
         while at < len(v):
-            at = varint(v, at)[1] + 6
-            count, at = varint(v, at)
-            for _ in range(2 * count):
-                at = varint(v, at)[1]
-            usrs += 1
-    print(f"usrs: {usrs} USRs in {rows} rows, {mib(stored)} with their nodes "
+            head, at = varint(v, at)
+            count = (head & 3) + 1
+            if count == 4:
+                more, at = varint(v, at)
+                count += more
+            buckets += 1
+            for _ in range(count):
+                at += 6
+                entries, at = varint(v, at)
+                for _ in range(2 * entries):
+                    at = varint(v, at)[1]
+                usrs += 1
+    print(f"usrs: {usrs} USRs of {buckets} buckets in {rows} rows, {mib(stored)} with their nodes "
           f"({stored / max(usrs, 1):.1f} B a USR)")
 
     # Format 26: u32 targets, their usrs buckets packed 16 bits each, 8 bytes a container.

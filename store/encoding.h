@@ -3,11 +3,20 @@
 // the 64-bit hash used for USRs and file contents.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace symdex {
+
+/// How many bytes Writer::varint() writes for `value`.
+inline size_t varintSize(uint64_t value) {
+    size_t size = 1;
+    for (; value >= 0x80; value >>= 7)
+        ++size;
+    return size;
+}
 
 /// Appends values to a byte string.
 class Writer {

@@ -94,69 +94,87 @@ std::optional<size_t> usrRowLength(std::string_view bytes) {
     return bytes.size() - r.rest().size();
 }
 
+/// A bucket's head in a `usrs` row: `delta` from the bucket before, `count` USRs.
+void writeUsrBucketHead(Writer& w, uint64_t delta, uint64_t count) {
+    w.varint(delta << 2 | std::min<uint64_t>(count - 1, 3));
+    if (count >= 4)
+        w.varint(count - 4);
+}
+
+size_t usrBucketHeadSize(uint64_t delta, uint64_t count) {
+    return varintSize(delta << 2 | std::min<uint64_t>(count - 1, 3)) +
+           (count >= 4 ? varintSize(count - 4) : 0);
+}
+
 } // namespace
 
 std::string encodeUsrRun(const std::vector<UsrRunRow>& rows, uint32_t first) {
     std::string out;
     Writer w(out);
-    uint32_t bucket = first;
-    for (const UsrRunRow& row : rows) {
-        w.varint(usrBucketOf(row.hash) - bucket);
-        bucket = usrBucketOf(row.hash);
-        appendBigEndian(out, usrLowBits(row.hash), 6);
-        out += row.row;
+    uint32_t before = first;
+    for (size_t i = 0; i < rows.size();) {
+        const uint32_t bucket = usrBucketOf(rows[i].hash);
+        size_t end = i;
+        while (end < rows.size() && usrBucketOf(rows[end].hash) == bucket)
+            ++end;
+        writeUsrBucketHead(w, bucket - before, end - i);
+        for (; i < end; ++i) {
+            appendBigEndian(out, usrLowBits(rows[i].hash), 6);
+            out += rows[i].row;
+        }
+        before = bucket;
     }
     return out;
 }
 
-namespace {
-
-size_t varintSize(uint64_t value) {
-    size_t size = 1;
-    for (; value >= 0x80; value >>= 7)
-        ++size;
-    return size;
-}
-
-/// Reads the head of the next USR of a `usrs` row: its hash (from `bucket`, the bucket of the
-/// USR before, which it advances) and the length of its UsrRow, leaving `bytes` at the row. False
-/// if they do not decode.
-bool nextUsrOfRun(std::string_view& bytes, uint64_t& bucket, uint64_t& hash, size_t& length) {
-    Reader r(bytes);
-    bucket += r.varint();
-    if (r.failed() || bucket >= kUsrBuckets || r.rest().size() < 6)
+bool UsrRunReader::next() {
+    if (failed_ || (left_ == 0 && rest_.empty()))
         return false;
-    hash = bucket << (64 - kUsrBucketBits) | readBigEndian(r.rest(), 6);
-    bytes = r.rest().substr(6);
-    const std::optional<size_t> rowLength = usrRowLength(bytes);
-    if (!rowLength)
-        return false;
-    length = *rowLength;
+    Reader r(rest_);
+    if (left_ == 0) {
+        const uint64_t head = r.varint();
+        const uint64_t delta = head >> 2;
+        left_ = (head & 3) + 1;
+        if (left_ == 4)
+            left_ += r.varint();
+        // A bucket after the first differs from the one before; the sum is checked before it
+        // could wrap.
+        if (r.failed() || (started_ && delta == 0) || delta >= kUsrBuckets ||
+            bucket_ + delta >= kUsrBuckets || left_ > rest_.size())
+            return fail();
+        bucket_ += delta;
+    }
+    if (r.rest().size() < 6)
+        return fail();
+    const uint64_t hash = bucket_ << (64 - kUsrBucketBits) | readBigEndian(r.rest(), 6);
+    if (started_ && hash <= hash_)
+        return fail();
+    const std::optional<size_t> length = usrRowLength(r.rest().substr(6));
+    if (!length)
+        return fail();
+    hash_ = hash;
+    row_ = r.rest().substr(6, *length);
+    rest_ = r.rest().substr(6 + *length);
+    --left_;
+    started_ = true;
     return true;
 }
-
-} // namespace
 
 bool decodeUsrRun(std::string_view bytes, uint32_t first, std::vector<UsrRunRow>& rows) {
     rows.clear();
     std::vector<UsrEntry> entries;
-    uint64_t bucket = first;
-    while (!bytes.empty()) {
-        uint64_t hash = 0;
-        size_t length = 0;
-        if (!nextUsrOfRun(bytes, bucket, hash, length) ||
-            (!rows.empty() && hash <= rows.back().hash) ||
-            !decodeUsrRow(bytes.substr(0, length), entries))
+    UsrRunReader usrs(bytes, first);
+    while (usrs.next()) {
+        if (!decodeUsrRow(usrs.row(), entries))
             return false;
-        rows.push_back({hash, std::string(bytes.substr(0, length))});
-        bytes.remove_prefix(length);
+        rows.push_back({usrs.hash(), std::string(usrs.row())});
     }
-    return true;
+    return !usrs.failed();
 }
 
 std::vector<size_t> usrRunCuts(const std::vector<UsrRunRow>& rows, uint32_t first) {
-    // Each bucket's USRs' size as encoded after the bucket before; a part that starts with it
-    // codes its bucket in one byte (a difference of 0 from the key), no more than that.
+    // Each bucket's size as encoded after the bucket before; a part that starts with it codes
+    // its head with a difference of 0 from the key, no longer than that.
     struct Bucket {
         size_t begin = 0;
         size_t size = 0;
@@ -164,13 +182,14 @@ std::vector<size_t> usrRunCuts(const std::vector<UsrRunRow>& rows, uint32_t firs
     std::vector<Bucket> buckets;
     size_t total = 0;
     uint32_t before = first;
-    for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t i = 0; i < rows.size();) {
         const uint32_t bucket = usrBucketOf(rows[i].hash);
-        if (buckets.empty() || bucket != before)
-            buckets.push_back({i, 0});
-        const size_t size = varintSize(bucket - before) + 6 + rows[i].row.size();
-        buckets.back().size += size;
-        total += size;
+        Bucket b{i, 0};
+        for (; i < rows.size() && usrBucketOf(rows[i].hash) == bucket; ++i)
+            b.size += 6 + rows[i].row.size();
+        b.size += usrBucketHeadSize(bucket - before, i - b.begin);
+        buckets.push_back(b);
+        total += b.size;
         before = bucket;
     }
     std::vector<size_t> cuts;
@@ -191,21 +210,16 @@ std::vector<size_t> usrRunCuts(const std::vector<UsrRunRow>& rows, uint32_t firs
 
 std::optional<std::string_view> findUsrRow(std::string_view run, uint32_t first, uint64_t usrHash,
                                            bool& damaged) {
-    damaged = false;
-    uint64_t bucket = first;
-    while (!run.empty()) {
-        uint64_t hash = 0;
-        size_t length = 0;
-        if (!nextUsrOfRun(run, bucket, hash, length)) {
-            damaged = true;
-            return std::nullopt;
+    UsrRunReader usrs(run, first);
+    while (usrs.next()) {
+        if (usrs.hash() == usrHash) {
+            damaged = false;
+            return usrs.row();
         }
-        if (hash == usrHash)
-            return run.substr(0, length);
-        if (hash > usrHash) // the USRs are by hash
-            return std::nullopt;
-        run.remove_prefix(length);
+        if (usrs.hash() > usrHash) // the USRs are by hash
+            break;
     }
+    damaged = usrs.failed();
     return std::nullopt;
 }
 

@@ -79,10 +79,36 @@ struct UsrRunRow {
     std::string row;
     friend bool operator==(const UsrRunRow&, const UsrRunRow&) = default;
 };
-/// A `usrs` value whose key is bucket `first`: its USRs by hash, increasing, each as its bucket
-/// (a varint: the difference from the USR before, or from `first`), its usrLowBits() (6 bytes
-/// big-endian) and its UsrRow. Every hash's bucket must be at least `first`.
+/// A `usrs` value whose key is bucket `first`: its buckets in increasing order, each a varint
+/// head (the difference from the bucket before, or from `first`, shifted left by 2, and the
+/// number of its USRs less one, or 3 for four or more, followed then by a varint of the number
+/// less four), then its USRs by hash, each its usrLowBits() (6 bytes big-endian) and its UsrRow.
+/// Every hash's bucket must be at least `first`. A head costs a byte or two a bucket, not a USR:
+/// a bucket holds about one USR at LevelDB's size, 8 at 300k names, 60 at 2M.
 std::string encodeUsrRun(const std::vector<UsrRunRow>& rows, uint32_t first);
+/// Reads a `usrs` row USR by USR, without copying.
+class UsrRunReader {
+public:
+    UsrRunReader(std::string_view run, uint32_t first) : rest_(run), bucket_(first) {}
+    /// Moves to the next USR: false at the end of the row, or if it does not decode (failed()).
+    bool next();
+    bool failed() const { return failed_; }
+    uint64_t hash() const { return hash_; }
+    /// The USR's UsrRow.
+    std::string_view row() const { return row_; }
+
+private:
+    bool fail() {
+        failed_ = true;
+        return false;
+    }
+    std::string_view rest_;
+    uint64_t bucket_ = 0;
+    uint64_t left_ = 0; ///< USRs of the bucket not read yet
+    bool started_ = false, failed_ = false;
+    uint64_t hash_ = 0;
+    std::string_view row_;
+};
 /// False if `bytes` is not a row keyed `first` (USRs out of order, a bucket past the last, or a
 /// UsrRow that does not decode).
 bool decodeUsrRun(std::string_view bytes, uint32_t first, std::vector<UsrRunRow>& rows);
@@ -123,28 +149,21 @@ bool decodeUsrRow(std::string_view bytes, std::vector<UsrEntry>& entries);
 
 template <typename Found>
 bool forEachTargetOfFile(std::string_view run, uint32_t first, uint32_t fileId, Found&& found) {
-    uint64_t bucket = first;
-    Reader r(run);
-    while (!r.atEnd()) {
-        bucket += r.varint();
-        if (r.failed() || bucket >= kUsrBuckets || r.rest().size() < 6)
-            return false;
-        const uint64_t hash = bucket << (64 - kUsrBucketBits) | readBigEndian(r.rest(), 6);
-        r = Reader(r.rest().substr(6));
+    UsrRunReader usrs(run, first);
+    while (usrs.next()) {
+        Reader r(usrs.row());
         const uint64_t count = r.varint();
-        if (r.failed() || count > r.rest().size())
-            return false;
         uint64_t file = 0;
-        for (uint64_t i = 0; i < count; ++i) {
+        for (uint64_t i = 0; i < count && !r.failed(); ++i) {
             file += r.varint();
             const uint64_t seq = r.varint();
-            if (r.failed())
-                return false;
-            if (file == fileId && (seq & 1) && (seq >> 2) <= UINT32_MAX)
-                found(uint32_t(seq >> 2), hash);
+            if (!r.failed() && file == fileId && (seq & 1) && (seq >> 2) <= UINT32_MAX)
+                found(uint32_t(seq >> 2), usrs.hash());
         }
+        if (r.failed())
+            return false;
     }
-    return true;
+    return !usrs.failed();
 }
 /// One declaration of a `names` row: a row (fileId, seq) of `symbols` and its EntryRank, packed
 /// (name_index.h).

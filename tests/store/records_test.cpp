@@ -134,6 +134,27 @@ TEST_CASE("records round-trip", "[records]") {
     CHECK_FALSE(decodeTuRecord(indexed)); // an index, and no way to read it
     CHECK(decodeTuRecord(encodeTuRecord(tu), pathOf) == tu);
 
+    // Absent ids as differences or as a bitmap, whichever is shorter: dense ones as a bitmap
+    // (here 2 bytes of count, 2 of first id, 1 + 63 of bitmap, where the differences take 2 +
+    // 300), sparse ones and repeats as differences.
+    {
+        TuRecord dense = tu;
+        dense.absentIds.clear();
+        for (uint32_t id = 500; id < 1000; id += 5)
+            dense.absentIds.insert(dense.absentIds.end(), {id, id + 1, id + 3});
+        const std::string bitmap = encodeTuRecord(dense);
+        CHECK(decodeTuRecord(bitmap) == dense);
+        TuRecord none = dense;
+        none.absentIds.clear();
+        CHECK(bitmap.size() == encodeTuRecord(none).size() - 1 + 2 + 2 + 1 + 63); // none: 1 byte
+        dense.absentIds.push_back(4000000000u); // far: differences again
+        CHECK(decodeTuRecord(encodeTuRecord(dense)) == dense);
+        dense.absentIds = {UINT32_MAX - 9, UINT32_MAX - 8, UINT32_MAX - 1, UINT32_MAX};
+        CHECK(decodeTuRecord(encodeTuRecord(dense)) == dense);
+        dense.absentIds = {3, 3, 4, 5, 6, 7, 8, 9, 10}; // a repeat: no bitmap holds it
+        CHECK(decodeTuRecord(encodeTuRecord(dense)) == dense);
+    }
+
     // An alias must name one of the TU's files.
     TuRecord bad = tu;
     bad.aliases = {{5, 3}};
