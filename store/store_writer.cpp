@@ -484,7 +484,7 @@ private:
         buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
         // Each row once: it gives the file's USRs of all its buckets.
         for (size_t at = 0; at < buckets.size();) {
-            const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, buckets[at]);
+            const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, buckets[at], true);
             if (!run || !run->bytes ||
                 !forEachTargetOfFile(*run->bytes, run->first, id, [&](uint32_t i, uint64_t h) {
                     if (i < hashes.size() && table->bucket(i) == usrBucketOf(h))
@@ -517,7 +517,8 @@ private:
         std::vector<UsrRunRow> rows;
         std::vector<UsrEntry> entries;
         for (size_t next = 0; next < hashes.size();) {
-            const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, usrBucketOf(hashes[next]));
+            const std::optional<UsrRunAt> run =
+                usrRunAt(txn_, s_.usrs, usrBucketOf(hashes[next]), true);
             if (!run)
                 throw damaged();
             const uint32_t first = run->first, end = run->end;

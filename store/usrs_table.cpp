@@ -2,7 +2,8 @@
 
 namespace symdex {
 
-std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bucket) {
+std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bucket,
+                                 bool withEnd) {
     lmdb::Cursor cursor(txn, usrs);
     const std::string key = usrRunKey(bucket);
     std::string_view k = key, v;
@@ -12,7 +13,7 @@ std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bu
         at.first = bucket;
         at.bytes = v;
         std::string_view nk, nv;
-        if (cursor.get(MDB_NEXT, nk, nv)) {
+        if (withEnd && cursor.get(MDB_NEXT, nk, nv)) {
             const std::optional<uint32_t> next = usrRunBucket(nk);
             if (!next)
                 return std::nullopt;
@@ -20,7 +21,7 @@ std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bu
         }
         return at;
     }
-    if (landed) {
+    if (landed && withEnd) {
         const std::optional<uint32_t> next = usrRunBucket(k);
         if (!next)
             return std::nullopt;

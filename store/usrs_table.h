@@ -12,8 +12,9 @@
 namespace symdex {
 
 /// The `usrs` row of a bucket: its first bucket, the first bucket of the row after it
-/// (kUsrBuckets if none), and its bytes (valid until the transaction ends or the next write).
-/// Before every row, `bytes` is nullopt and `first` 0: the row the writer creates there.
+/// (kUsrBuckets if none; only if asked for), and its bytes (valid until the transaction ends or the
+/// next write). Before every row, `bytes` is nullopt and `first` 0: the row the writer creates
+/// there.
 struct UsrRunAt {
     uint32_t first = 0;
     uint32_t end = kUsrBuckets;
@@ -21,6 +22,8 @@ struct UsrRunAt {
 };
 
 /// The row `bucket` is in; nullopt if a key on the way is not a `usrs` key (a damaged store).
-std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bucket);
+/// `end` is looked up only `withEnd` (the writer's need; a reader's lookup is one seek).
+std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bucket,
+                                 bool withEnd = false);
 
 } // namespace symdex
