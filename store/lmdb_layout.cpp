@@ -108,7 +108,7 @@ size_t usrBucketHeadSize(uint64_t delta, uint64_t count) {
 
 } // namespace
 
-std::string encodeUsrRun(const std::vector<UsrRunRow>& rows, uint32_t first) {
+std::string encodeUsrRun(std::span<const UsrRunRow> rows, uint32_t first) {
     std::string out;
     Writer w(out);
     uint32_t before = first;

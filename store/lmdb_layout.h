@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,7 +86,7 @@ struct UsrRunRow {
 /// less four), then its USRs by hash, each its usrLowBits() (6 bytes big-endian) and its UsrRow.
 /// Every hash's bucket must be at least `first`. A head costs a byte or two a bucket, not a USR:
 /// a bucket holds about one USR at LevelDB's size, 8 at 300k names, 60 at 2M.
-std::string encodeUsrRun(const std::vector<UsrRunRow>& rows, uint32_t first);
+std::string encodeUsrRun(std::span<const UsrRunRow> rows, uint32_t first);
 /// Reads a `usrs` row USR by USR, without copying.
 class UsrRunReader {
 public:

@@ -248,8 +248,8 @@ namespace {
 /// A TU's absent ids (ascending): the count shifted left by one, then either (bit 0 clear) each
 /// id's difference from the one before, or (set; format 28) the first id, the number of bytes
 /// of a bitmap and the bitmap, bit i (low bit first) standing for the first id + i, whichever is
-/// shorter. TUs of one tree probe mostly the same paths: LevelDB's ~400 ids a TU among 943 took
-/// 640 bytes as differences, 120 as a bitmap.
+/// shorter. TUs of one tree probe mostly the same paths: LevelDB's list 639 of its 943 ids on
+/// average, 641 bytes a TU as differences; a bitmap of 943 ids is at most 118 bytes.
 void writeAbsentIds(Writer& w, const std::vector<uint32_t>& ids) {
     bool distinct = true;
     size_t differences = 0;

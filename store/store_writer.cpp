@@ -484,12 +484,9 @@ private:
         buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
         // Each row once: it gives the file's USRs of all its buckets.
         for (size_t at = 0; at < buckets.size();) {
-            const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, buckets[at], true);
-            if (!run || !run->bytes ||
-                !forEachTargetOfFile(*run->bytes, run->first, id, [&](uint32_t i, uint64_t h) {
-                    if (i < hashes.size() && table->bucket(i) == usrBucketOf(h))
-                        hashes[i] = h;
-                }))
+            const std::optional<UsrRunAt> run =
+                resolveTargetsInRun(txn_, s_.usrs, buckets[at], id, *table, hashes, true);
+            if (!run)
                 throw damaged();
             while (at < buckets.size() && buckets[at] < run->end)
                 ++at;
@@ -554,7 +551,7 @@ private:
 
     /// Writes `rows` as the `usrs` row keyed `first` (which `existed` or not): deleted if empty,
     /// cut if too big, joined to the row before if small enough.
-    void putUsrRun(uint32_t first, bool existed, std::vector<UsrRunRow>& rows) {
+    void putUsrRun(uint32_t first, bool existed, const std::vector<UsrRunRow>& rows) {
         if (rows.empty()) {
             if (existed)
                 txn_.del(s_.usrs, usrRunKey(first));
@@ -587,9 +584,9 @@ private:
         size_t begin = 0;
         for (size_t part = 0; part <= cuts.size(); ++part) {
             const size_t end = part < cuts.size() ? cuts[part] : rows.size();
-            const std::vector<UsrRunRow> slice(rows.begin() + begin, rows.begin() + end);
             const uint32_t key = part == 0 ? first : usrBucketOf(rows[begin].hash);
-            txn_.put(s_.usrs, usrRunKey(key), encodeUsrRun(slice, key));
+            txn_.put(s_.usrs, usrRunKey(key),
+                     encodeUsrRun(std::span(rows).subspan(begin, end - begin), key));
             begin = end;
         }
     }

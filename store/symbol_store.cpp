@@ -275,13 +275,7 @@ public:
         if (t.hashes.empty())
             t.hashes.assign(table.targets(), 0);
         if (!t.hashes[index]) {
-            // The row holding the bucket gives every USR of the file in it, of this bucket or not.
-            const std::optional<UsrRunAt> run = usrRunAt(txn_, s_.usrs, table.bucket(index));
-            if (!run || !run->bytes ||
-                !forEachTargetOfFile(*run->bytes, run->first, t.file, [&](uint32_t i, uint64_t h) {
-                    if (i < t.hashes.size() && table.bucket(i) == usrBucketOf(h))
-                        t.hashes[i] = h;
-                }))
+            if (!resolveTargetsInRun(txn_, s_.usrs, table.bucket(index), t.file, table, t.hashes))
                 return std::nullopt;
         }
         if (!t.hashes[index])

@@ -1,5 +1,7 @@
 #include "store/usrs_table.h"
 
+#include "store/ref_blocks.h"
+
 namespace symdex {
 
 std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bucket,
@@ -35,6 +37,19 @@ std::optional<UsrRunAt> usrRunAt(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bu
         at.bytes = v;
     }
     return at;
+}
+
+std::optional<UsrRunAt> resolveTargetsInRun(const lmdb::Txn& txn, MDB_dbi usrs, uint32_t bucket,
+                                            uint32_t fileId, const UsrTable& table,
+                                            std::vector<uint64_t>& hashes, bool withEnd) {
+    const std::optional<UsrRunAt> run = usrRunAt(txn, usrs, bucket, withEnd);
+    if (!run || !run->bytes ||
+        !forEachTargetOfFile(*run->bytes, run->first, fileId, [&](uint32_t i, uint64_t h) {
+            if (i < hashes.size() && table.bucket(i) == usrBucketOf(h))
+                hashes[i] = h;
+        }))
+        return std::nullopt;
+    return run;
 }
 
 } // namespace symdex

@@ -295,7 +295,7 @@ TEST_CASE("a reference block kept decoded answers with its file's current table:
 TEST_CASE("USRs sharing a usrs bucket keep their own declarations and references, through "
           "re-indexing",
           "[store]") {
-    // 6,000 USRs over 2^16 buckets: about 270 buckets hold two or more, and the rows holding runs
+    // 6,000 USRs over 2^16 buckets: 291 buckets hold two or more, and the rows holding runs
     // of buckets are cut as they grow and joined as they shrink.
     constexpr uint32_t kCount = 6000;
     auto symbols = [](uint32_t step) {
