@@ -120,7 +120,9 @@ bool expand(std::string_view coded, const Meaning& meaning, std::string& out,
         return true;
     }
     while (!coded.empty()) {
-        const size_t run = size_t(std::find_if(coded.begin(), coded.end(), isCode) - coded.begin());
+        size_t run = 0;
+        while (run < coded.size() && !isCode(coded[run]))
+            ++run;
         std::string_view part = coded.substr(0, run);
         if (run == 0) {
             const std::optional<std::string_view> meant = meaning(uint8_t(coded[0]));
@@ -264,96 +266,134 @@ bool splitRow(std::string_view row, RowParts& parts) {
     return !r.failed();
 }
 
-/// The rows of a block, each after its varint length, with their fields coded (`coding`) or
-/// expanded; nullopt if a row does not parse or a field does not expand, or if the expanded
-/// rows would pass kMaxBlockBytes. `offsets` gets each row's offset and size in the result.
-std::optional<std::string> recodeRows(const std::vector<std::string_view>& rows, bool coding,
-                                      std::vector<std::pair<size_t, size_t>>* offsets = nullptr) {
-    std::string out, qualifiedName, usr, signature, row;
-    if (!coding) {
-        size_t in = 0;
-        for (std::string_view r : rows)
-            in += r.size() + 2;
-        out.reserve(std::min(kMaxBlockBytes, 2 * in));
-    }
+/// The rows of a block, each after its varint length, with their fields coded (what a block
+/// compresses); nullopt if a row does not parse or a field cannot be coded.
+std::optional<std::string> codeRows(const std::vector<std::string_view>& rows) {
+    std::string out, row;
     Writer w(out);
     Context context;
-    // Expanding: where each row's expanded qualified name and USR are in `out`.
-    std::vector<std::pair<size_t, size_t>> qualifiedAt, usrAt;
     for (std::string_view in : rows) {
         RowParts parts;
         if (!splitRow(in, parts))
             return std::nullopt;
         context.name = parts.name;
-        qualifiedName.clear();
-        usr.clear();
-        signature.clear();
-        if (coding) {
-            qualifiedName = codeQualifiedName(parts.qualifiedName, context);
-            componentsOf(parts.qualifiedName, context.components);
-            usr = codeUsr(parts.usr, context);
-            signature = codeSignature(parts.signature, context);
-        } else {
-            // The rows before, as views into `out`, which grows below; only the last few are
-            // referred to.
-            context.qualifiedNames.clear();
-            context.scopes.clear();
-            context.usrs.clear();
-            for (size_t i = qualifiedAt.size() - std::min<size_t>(qualifiedAt.size(), kEarliers);
-                 i < qualifiedAt.size(); ++i)
-                context.addRow({out.data() + qualifiedAt[i].first, qualifiedAt[i].second},
-                               {out.data() + usrAt[i].first, usrAt[i].second});
-            // What the expanded strings may take of the block's bytes.
-            size_t used = out.size() + parts.head.size() + parts.name.size() + parts.tail.size();
-            const auto budget = [&] { return used > kMaxBlockBytes ? 0 : kMaxBlockBytes - used; };
-            if (!expand(
-                    parts.qualifiedName,
-                    [&](uint8_t code) { return context.inQualifiedName(code); }, qualifiedName,
-                    budget()))
-                return std::nullopt;
-            used += qualifiedName.size();
-            componentsOf(qualifiedName, context.components);
-            if (!expand(
-                    parts.usr, [&](uint8_t code) { return context.inUsr(code); }, usr, budget()))
-                return std::nullopt;
-            used += usr.size();
-            if (!expand(
-                    parts.signature, [&](uint8_t code) { return context.inSignature(code); },
-                    signature, budget()))
-                return std::nullopt;
-        }
+        const std::string qualifiedName = codeQualifiedName(parts.qualifiedName, context);
+        componentsOf(parts.qualifiedName, context.components);
+        const std::string usr = codeUsr(parts.usr, context);
+        const std::string signature = codeSignature(parts.signature, context);
         row.assign(parts.head);
         Writer fields(row);
         fields.string(parts.name);
         fields.string(qualifiedName);
-        const size_t qualifiedEnd = row.size();
         fields.string(usr);
-        const size_t usrEnd = row.size();
         fields.string(signature);
         row.append(parts.tail);
-        if (!coding && out.size() + row.size() > kMaxBlockBytes)
-            return std::nullopt;
         w.varint(row.size());
-        const size_t start = out.size();
-        if (offsets)
-            offsets->emplace_back(start, row.size());
         out.append(row);
-        if (coding) { // in the caller's rows, which outlive this
-            context.addRow(parts.qualifiedName, parts.usr);
-        } else {
-            qualifiedAt.emplace_back(start + qualifiedEnd - qualifiedName.size(),
-                                     qualifiedName.size());
-            usrAt.emplace_back(start + usrEnd - usr.size(), usr.size());
-        }
+        context.addRow(parts.qualifiedName, parts.usr); // in the caller's rows, which outlive this
     }
     return out;
+}
+
+/// Expands coded rows (a block's, decompressed) into `out`, one after another, their offsets and
+/// sizes into `offsets`; false if a row does not parse or a field does not expand, or if `out`
+/// would pass kMaxBlockBytes.
+///
+/// A search answer decodes a block for each declaration it shows, so this is the cost of
+/// workspace/symbol's answers: each field expands into scratch kept by the thread, and the
+/// context of the rows before is kept as views into `out`, rebuilt only when `out` moves.
+bool expandRows(const std::vector<std::string_view>& rows, std::string& out,
+                std::vector<std::pair<size_t, size_t>>& offsets) {
+    struct Scratch {
+        std::string qualifiedName, usr, signature;
+        Context context;
+        /// Where each row's expanded qualified name and USR are in `out`.
+        std::vector<std::pair<size_t, size_t>> qualifiedAt, usrAt;
+    };
+    thread_local Scratch scratch;
+    Context& context = scratch.context;
+    context.qualifiedNames.clear();
+    context.scopes.clear();
+    context.usrs.clear();
+    scratch.qualifiedAt.clear();
+    scratch.usrAt.clear();
+    size_t in = 0;
+    for (std::string_view r : rows)
+        in += r.size();
+    out.reserve(std::min(kMaxBlockBytes, 2 * in));
+    offsets.reserve(rows.size());
+    const char* base = out.data();
+    for (std::string_view row : rows) {
+        RowParts parts;
+        if (!splitRow(row, parts))
+            return false;
+        context.name = parts.name;
+        std::string& qualifiedName = scratch.qualifiedName;
+        std::string& usr = scratch.usr;
+        std::string& signature = scratch.signature;
+        qualifiedName.clear();
+        usr.clear();
+        signature.clear();
+        // What the expanded strings may take of the block's bytes.
+        size_t used = out.size() + parts.head.size() + parts.name.size() + parts.tail.size();
+        const auto budget = [&] { return used > kMaxBlockBytes ? 0 : kMaxBlockBytes - used; };
+        if (!expand(
+                parts.qualifiedName, [&](uint8_t code) { return context.inQualifiedName(code); },
+                qualifiedName, budget()))
+            return false;
+        used += qualifiedName.size();
+        // The components only where the USR refers to one (most USRs do not).
+        bool componentsKnown = false;
+        const auto inUsr = [&](uint8_t code) {
+            if (!componentsKnown) {
+                componentsOf(qualifiedName, context.components);
+                componentsKnown = true;
+            }
+            return context.inUsr(code);
+        };
+        if (!expand(parts.usr, inUsr, usr, budget()))
+            return false;
+        used += usr.size();
+        if (!expand(
+                parts.signature, [&](uint8_t code) { return context.inSignature(code); }, signature,
+                budget()))
+            return false;
+        const size_t start = out.size();
+        out.append(parts.head);
+        Writer fields(out);
+        fields.string(parts.name);
+        fields.string(qualifiedName);
+        scratch.qualifiedAt.emplace_back(out.size() - qualifiedName.size(), qualifiedName.size());
+        fields.string(usr);
+        scratch.usrAt.emplace_back(out.size() - usr.size(), usr.size());
+        fields.string(signature);
+        out.append(parts.tail);
+        if (out.size() > kMaxBlockBytes)
+            return false;
+        offsets.emplace_back(start, out.size() - start);
+        // The rows before, as views into `out`: all of them again if it moved.
+        const auto view = [&](std::pair<size_t, size_t> at) {
+            return std::string_view(out.data() + at.first, at.second);
+        };
+        if (out.data() != base) {
+            base = out.data();
+            context.qualifiedNames.clear();
+            context.scopes.clear();
+            context.usrs.clear();
+            for (size_t i = 0; i < scratch.qualifiedAt.size(); ++i)
+                context.addRow(view(scratch.qualifiedAt[i]), view(scratch.usrAt[i]));
+        } else {
+            context.addRow(view(scratch.qualifiedAt.back()), view(scratch.usrAt.back()));
+        }
+    }
+    return true;
 }
 
 } // namespace
 
 std::string encodeSymbolBlock(const std::vector<std::string_view>& rows, uint32_t firstLine,
                               const ZstdDictionary* dictionary) {
-    std::optional<std::string> plain = recodeRows(rows, true);
+    std::optional<std::string> plain = codeRows(rows);
     if (!plain)
         throw std::invalid_argument("encodeSymbolBlock: a row that is not an encoded symbol");
     std::string block;
@@ -400,25 +440,28 @@ std::optional<std::string> SymbolBlock::decompressed(std::string_view block,
 }
 
 std::optional<SymbolBlock> SymbolBlock::decode(std::string_view block,
-                                               const ZstdDictionary* storeDictionary) {
+                                               const ZstdDictionary* storeDictionary, size_t rows) {
     std::optional<std::string> plain = decompressed(block, storeDictionary);
     if (!plain)
         return std::nullopt;
     const uint64_t count = Reader(block).varint(); // decompressed() checked it
     std::vector<std::string_view> coded;
-    Reader rows(*plain);
+    coded.reserve(count);
+    Reader reader(*plain);
     for (uint64_t i = 0; i < count; ++i) {
-        coded.push_back(rows.string());
-        if (rows.failed())
+        coded.push_back(reader.string());
+        if (reader.failed())
             return std::nullopt;
     }
-    if (!rows.atEnd())
+    if (!reader.atEnd())
         return std::nullopt;
+    // The rows after the ones asked for are framed (their lengths checked above), not parsed or
+    // expanded.
+    coded.resize(std::min<size_t>(coded.size(), std::max<size_t>(rows, 1)));
     SymbolBlock out;
-    std::optional<std::string> expanded = recodeRows(coded, false, &out.rows_);
-    if (!expanded)
+    out.count_ = count;
+    if (!expandRows(coded, out.bytes_, out.rows_))
         return std::nullopt;
-    out.bytes_ = std::move(*expanded);
     return out;
 }
 

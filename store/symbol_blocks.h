@@ -38,23 +38,31 @@ uint32_t symbolBlockDictionaryId(std::string_view block);
 /// A block's rows, decompressed; nullopt if the block is malformed.
 class SymbolBlock {
 public:
-    /// Decodes a block compressed against the built-in dictionary or `storeDictionary`.
+    /// Decodes a block compressed against the built-in dictionary or `storeDictionary`: its
+    /// first `rows` rows (a row's strings may repeat those of the rows before it, not after), or
+    /// all of them.
     static std::optional<SymbolBlock> decode(std::string_view block,
-                                             const ZstdDictionary* storeDictionary = nullptr);
+                                             const ZstdDictionary* storeDictionary = nullptr,
+                                             size_t rows = kSymbolsPerBlock);
     /// A block's bytes as compressed (its rows, their qualified names, USRs and signatures
     /// coded, each row after its varint length: dictionary training's sample); nullopt if they
     /// do not decompress.
     static std::optional<std::string> decompressed(std::string_view block,
                                                    const ZstdDictionary* storeDictionary = nullptr);
+    /// The rows decoded: all of the block's (count()), or the first ones asked for.
     size_t size() const { return rows_.size(); }
-    /// The encoded symbol at `index` (decodeSymbol() reads it).
+    /// The rows the block holds.
+    size_t count() const { return count_; }
+    bool complete() const { return rows_.size() == count_; }
+    /// The encoded symbol at `index` < size() (decodeSymbol() reads it).
     std::string_view row(size_t index) const {
         return std::string_view(bytes_).substr(rows_[index].first, rows_[index].second);
     }
 
 private:
-    std::string bytes_; ///< the rows, their strings expanded, each after a varint length
+    std::string bytes_; ///< the rows decoded, their strings expanded, one after another
     std::vector<std::pair<size_t, size_t>> rows_; ///< offset and size of each row in bytes_
+    size_t count_ = 0;
 };
 
 } // namespace symdex

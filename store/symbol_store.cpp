@@ -131,17 +131,21 @@ public:
     /// The declaration at row `seq` of file `id`. The block it is in stays decompressed for the
     /// next call (a file's declarations of one name or USR are often neighbours), and in the
     /// store's cache for later requests (store/block_cache.h).
+    ///
+    /// Only the block's rows up to `seq` are expanded: a search shows one declaration of each
+    /// block it reads, and expanding the rest of its rows cost as much as decompressing it.
     std::optional<Symbol> symbol(uint32_t id, uint32_t seq) {
         const uint32_t block = seq / uint32_t(kSymbolsPerBlock);
-        if (!cachedBlock_ || cachedBlockKey_ != std::pair(id, block)) {
+        const uint32_t index = seq % uint32_t(kSymbolsPerBlock);
+        if (!cachedBlock_ || cachedBlockKey_ != std::pair(id, block) ||
+            (index >= cachedBlock_->size() && !cachedBlock_->complete())) {
             cachedBlock_.reset();
             auto bytes = txn_.get(s_.symbols, rowKey(id, block));
             if (!bytes)
                 return std::nullopt;
-            cachedBlock_ = symbolBlock(id, block, *bytes);
+            cachedBlock_ = symbolBlock(id, block, *bytes, index + 1);
             cachedBlockKey_ = {id, block};
         }
-        const uint32_t index = seq % uint32_t(kSymbolsPerBlock);
         if (index >= cachedBlock_->size())
             return std::nullopt;
         return decodeSymbol(cachedBlock_->row(index));
@@ -161,16 +165,19 @@ public:
                 return;
     }
 
-    /// Declaration block `block` of file `id`, decoded from `bytes` or kept by the store's cache.
+    /// Declaration block `block` of file `id`, decoded from `bytes` or kept by the store's cache:
+    /// its first `rows` rows at least, or all.
     std::shared_ptr<const SymbolBlock> symbolBlock(uint32_t id, uint32_t block,
-                                                   std::string_view bytes) {
+                                                   std::string_view bytes,
+                                                   size_t rows = kSymbolsPerBlock) {
         if (std::shared_ptr<const SymbolBlock> kept = s_.symbolBlocks.find(id, block, bytes))
-            return kept;
+            if (kept->complete() || kept->size() >= rows)
+                return kept;
         const uint32_t dictionary = symbolBlockDictionaryId(bytes);
         if (dictionary != ZstdDictionary::builtInSymbols().id() &&
             (!ownDictionary_ || ownDictionary_->id() != dictionary))
             ownDictionary_ = s_.ownDictionary(dictionary, txn_);
-        std::optional<SymbolBlock> decoded = SymbolBlock::decode(bytes, ownDictionary_.get());
+        std::optional<SymbolBlock> decoded = SymbolBlock::decode(bytes, ownDictionary_.get(), rows);
         if (!decoded)
             throw damagedStore(s_.options.directory, "corrupt symbol block in '" + path(id) + "'");
         auto shared = std::make_shared<const SymbolBlock>(std::move(*decoded));

@@ -320,9 +320,22 @@ TEST_CASE("a block of declarations gives back each USR byte for byte, having sto
     std::optional<SymbolBlock> decoded = SymbolBlock::decode(block);
     REQUIRE(decoded);
     REQUIRE(decoded->size() == symbols.size());
+    CHECK(decoded->complete());
     for (size_t i = 0; i < symbols.size(); ++i) {
         INFO("row " << i);
         CHECK(decodeSymbol(decoded->row(i)) == symbols[i]);
+    }
+    // A search expands a block's rows up to the one it shows: the same rows, and the count of
+    // all.
+    for (size_t rows = 1; rows <= symbols.size(); ++rows) {
+        INFO("the first " << rows << " rows");
+        std::optional<SymbolBlock> first = SymbolBlock::decode(block, nullptr, rows);
+        REQUIRE(first);
+        CHECK(first->size() == rows);
+        CHECK(first->count() == symbols.size());
+        CHECK(first->complete() == (rows == symbols.size()));
+        for (size_t i = 0; i < rows; ++i)
+            CHECK(first->row(i) == decoded->row(i));
     }
     // What zstd gets: each parameter's USR holds its function's as one byte, and the names of
     // the scopes are bytes too.

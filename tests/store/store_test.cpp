@@ -179,6 +179,33 @@ TEST_CASE("published symbols and references can be queried", "[store]") {
     CHECK(file->symbolCount == 2);
 }
 
+TEST_CASE("a declaration block whose first rows a lookup expanded still answers every row",
+          "[store]") {
+    // A lookup by USR or name expands a block's rows up to the one it shows and keeps them; a
+    // later row of the block, and the whole file, are then read in full.
+    TempDir dir;
+    auto store = openStore(dir);
+    std::vector<Symbol> symbols;
+    for (uint32_t i = 0; i < 20; ++i)
+        symbols.push_back(makeSymbol("s" + std::to_string(i), SymbolKind::Function, 1 + i, true));
+    store->publish(makeTu("/p/a.cc", {makeFile("/p/a.cc", 1, symbols, {})}));
+    store->flush();
+    auto snapshot = store->snapshot();
+    for (uint32_t i : {3u, 1u, 12u, 15u, 17u, 0u}) {
+        INFO("s" << i);
+        auto found = snapshot.occurrences(hash64("c:@s" + std::to_string(i)));
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].symbol.name == "s" + std::to_string(i));
+        CHECK(found[0].symbol.location.line == 1 + i);
+    }
+    auto all = snapshot.fileSymbols("/p/a.cc");
+    REQUIRE(all);
+    REQUIRE(all->size() == 20);
+    for (uint32_t i = 0; i < 20; ++i)
+        CHECK((*all)[i].name == "s" + std::to_string(i));
+    CHECK(snapshot.findSymbols("s14", 10).at(0).best.symbol.location.line == 15);
+}
+
 TEST_CASE("re-indexing a file replaces its symbols and references", "[store]") {
     TempDir dir;
     auto store = openStore(dir);
