@@ -4,15 +4,24 @@
 
 #include <stdexcept>
 #include <zdict.h>
+#define ZSTD_STATIC_LINKING_ONLY // ZSTD_createCDict_advanced, ZSTD_getCParams
 #include <zstd.h>
 
 namespace symdex {
 
 namespace {
 
-/// zstd's level 3 (its default): 4.2x on LevelDB's declarations in blocks of 16, where level 19
-/// gains a few percent for ten times the time.
-constexpr int kLevel = 3;
+/// zstd's level 6. LevelDB's 2,479 declaration blocks (4.27 MB as coded, against the built-in
+/// dictionary; `zstd -b<L> -D store/symbol_dictionary.zdict` over bench/symbol_block_samples'
+/// files): level 3 makes 1.271 MB at 155 MB/s, 6 1.177 MB at 44 MB/s, 9 1.163 MB at 24 MB/s, 19
+/// 1.129 MB at 3 MB/s; each decompresses at 400-450 MB/s. Level 6 took LevelDB's store from
+/// 3.93 to 3.81 MB and the 300k-name tree's from 64.4 to 63.2 MB (references too) for about
+/// 0.5% of a cold index's CPU time (docs/measurements.md).
+constexpr int kLevel = 6;
+/// A dictionary's tables sized for frames of about this size (a block of declarations or
+/// references is a few KB): made for frames of any size, level 6's are megabytes, which zstd
+/// would copy or attach for each small frame.
+constexpr size_t kTypicalFrameBytes = 8 << 10;
 
 struct CctxFree {
     void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
@@ -41,7 +50,9 @@ ZstdDictionary::ZstdDictionary(std::string bytes) : bytes_(std::move(bytes)) {
 
 const ZSTD_CDict* ZstdDictionary::forCompression() const {
     std::call_once(compressOnce_, [this] {
-        compress_ = ZSTD_createCDict(bytes_.data(), bytes_.size(), kLevel);
+        compress_ = ZSTD_createCDict_advanced(
+            bytes_.data(), bytes_.size(), ZSTD_dlm_byCopy, ZSTD_dct_auto,
+            ZSTD_getCParams(kLevel, kTypicalFrameBytes, bytes_.size()), ZSTD_defaultCMem);
         if (!compress_)
             throw std::runtime_error("zstd: cannot digest a dictionary for compression");
     });
