@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <iterator>
+#include <link.h>
 #include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,9 +99,58 @@ template <typename Function> Function next(Real which) {
     return reinterpret_cast<Function>(function);
 }
 
+/// The addresses of a sanitizer build's runtime (GCC's libtsan or libasan), or none. Its
+/// symbolizer opens and stats files while it writes a report or matches a race against the
+/// suppressions (tests/tsan.supp, races inside libclang), and from there no memory may be
+/// allocated or freed: the runtime routes malloc to an allocator of its own meanwhile, a note's
+/// std::string freed by it trips its CHECK, and the CHECK's own report deadlocks (TSan CI of
+/// 96be66d hung in index_test so). Calls from the runtime go straight to the C library.
+/// A runtime linked into the program (clang's default) is not told apart; symdex's clang builds
+/// are the fuzzers, which parse nothing.
+std::atomic<uintptr_t> runtimeBegin{0}, runtimeEnd{0};
+
+void findSanitizerRuntime() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    struct Search {
+        uintptr_t address, begin = 0, end = 0;
+    } search{reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "__sanitizer_print_stack_trace"))};
+    if (!search.address)
+        return;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) {
+            auto& search = *static_cast<Search*>(data);
+            uintptr_t begin = UINTPTR_MAX, end = 0;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+                if (segment.p_type != PT_LOAD)
+                    continue;
+                begin = std::min<uintptr_t>(begin, info->dlpi_addr + segment.p_vaddr);
+                end = std::max<uintptr_t>(end, info->dlpi_addr + segment.p_vaddr + segment.p_memsz);
+            }
+            if (search.address < begin || search.address >= end)
+                return 0;
+            if (info->dlpi_name && *info->dlpi_name) { // not the program itself
+                search.begin = begin;
+                search.end = end;
+            }
+            return 1;
+        },
+        &search);
+    runtimeBegin.store(search.begin, std::memory_order_relaxed);
+    runtimeEnd.store(search.end, std::memory_order_relaxed);
+#endif
+}
+
+bool fromSanitizerRuntime(const void* returnAddress) {
+    const auto address = reinterpret_cast<uintptr_t>(returnAddress);
+    return address >= runtimeBegin.load(std::memory_order_relaxed) &&
+           address < runtimeEnd.load(std::memory_order_relaxed);
+}
+
 __attribute__((constructor)) void resolveRealFunctions() {
     for (size_t i = 0; i < size_t(Real::Count); ++i)
         next<void*>(Real(i));
+    findSanitizerRuntime();
 }
 
 /// After a stat() or open() of `path` succeeded: if `path` itself is a symlink, notes it and
@@ -244,6 +294,8 @@ extern "C" int open(const char* path, int flags, ...) {
     const mode_t mode = symdex::modeArgument(flags, args);
     va_end(args);
     const auto real = symdex::next<symdex::OpenFunction>(symdex::Real::Open);
+    if (real && symdex::fromSanitizerRuntime(__builtin_return_address(0)))
+        return real(path, flags, mode);
     return symdex::openAndNote(real, path, flags, mode);
 }
 
@@ -253,6 +305,8 @@ extern "C" int open64(const char* path, int flags, ...) {
     const mode_t mode = symdex::modeArgument(flags, args);
     va_end(args);
     const auto real = symdex::next<symdex::OpenFunction>(symdex::Real::Open64);
+    if (real && symdex::fromSanitizerRuntime(__builtin_return_address(0)))
+        return real(path, flags, mode);
     return symdex::openAndNote(real, path, flags, mode);
 }
 
@@ -264,6 +318,8 @@ extern "C" int open64(const char* path, int flags, ...) {
             return -1;                                                                             \
         }                                                                                          \
         const int rc = real(path, buf);                                                            \
+        if (symdex::fromSanitizerRuntime(__builtin_return_address(0)))                             \
+            return rc;                                                                             \
         note(path, rc != 0);                                                                       \
         if (follows && rc == 0)                                                                    \
             symdex::noteLink(path);                                                                \
@@ -282,7 +338,8 @@ extern "C" int access(const char* path, int mode) noexcept {
         return -1;
     }
     const int rc = real(path, mode);
-    note(path, rc != 0);
+    if (!symdex::fromSanitizerRuntime(__builtin_return_address(0)))
+        note(path, rc != 0);
     return rc;
 }
 
@@ -293,7 +350,8 @@ extern "C" DIR* opendir(const char* path) {
         return nullptr;
     }
     DIR* dir = real(path);
-    note(path, !dir);
+    if (!symdex::fromSanitizerRuntime(__builtin_return_address(0)))
+        note(path, !dir);
     return dir;
 }
 
@@ -304,6 +362,7 @@ extern "C" char* realpath(const char* __restrict path, char* __restrict resolved
         return nullptr;
     }
     char* out = real(path, resolved);
-    note(path, !out);
+    if (!symdex::fromSanitizerRuntime(__builtin_return_address(0)))
+        note(path, !out);
     return out;
 }

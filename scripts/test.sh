@@ -7,6 +7,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 jobs=$(nproc)
+# ctest --timeout: a test without a limit of its own fails after 900 s instead of holding the run
+# (tests/CMakeLists.txt gives each Catch2 test 600 s).
 
 section() { printf '\n=== %s\n' "$*"; }
 
@@ -35,7 +37,7 @@ for binary in symdex symdex-index symdexd symdex-worker; do
     exit 1
   fi
 done
-(cd "$root/build" && ctest -j"$jobs" --output-on-failure)
+(cd "$root/build" && ctest -j"$jobs" --timeout 900 --output-on-failure)
 
 section "ThreadSanitizer: store, indexer, daemon and bench-core tests, against a TSan-instrumented libtbb"
 tbb_libdir=$("$root/scripts/tsan-tbb.sh" | tail -n1)
@@ -48,14 +50,14 @@ for binary in tests/index_test cli/symdexd cli/symdex-worker; do
   grep -q "$tbb_libdir/libtbb.so.12" <<<"$libraries" ||
     { echo "test.sh: the TSan $binary does not load $tbb_libdir/libtbb.so.12" >&2; exit 1; }
 done
-(cd "$root/build-thread" && ctest -j"$jobs" --output-on-failure)
+(cd "$root/build-thread" && ctest -j"$jobs" --timeout 900 --output-on-failure)
 
 section "AddressSanitizer + UndefinedBehaviorSanitizer: store, indexer, daemon and bench-core tests"
 BUILD_TYPE=Debug BUILD_DIR="$root/build-address" "$root/scripts/build.sh" \
   -DSYMDEX_SANITIZE=address -DSYMDEX_TESTS_ONLY=ON
 # The tests run with ASAN_OPTIONS=intercept_tls_get_addr=0 (tests/CMakeLists.txt says why;
 # the ThreadSanitizer tests above set it in TSAN_OPTIONS for the same reason).
-(cd "$root/build-address" && ctest -j"$jobs" --output-on-failure)
+(cd "$root/build-address" && ctest -j"$jobs" --timeout 900 --output-on-failure)
 
 section "libFuzzer: LSP framing and JSON-RPC, store records, compile databases (60 s each)"
 "$root/scripts/fuzz.sh" 60
