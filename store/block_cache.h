@@ -37,7 +37,10 @@ public:
         return it->second->decoded;
     }
 
-    /// Keeps `decoded` (of `bytes`), dropping the least recently used entry when full.
+    /// Keeps `decoded` (of `bytes`), dropping the least recently used entry when full. A
+    /// Decoded's size() is how much of the block it holds (a declaration block may be expanded
+    /// only up to a row): the same bytes kept with as much or more stay, so that two readers of
+    /// one block, one asking for fewer rows, do not leave the smaller one kept.
     void keep(uint32_t file, uint32_t block, std::string_view bytes,
               std::shared_ptr<const Decoded> decoded) {
         if (capacity_ == 0)
@@ -48,7 +51,12 @@ public:
         std::list<Entry> gone;
         std::lock_guard lock(mu_);
         if (auto it = index_.find(entry.front().key); it != index_.end()) {
-            // Another snapshot's bytes: replaced.
+            if (it->second->bytes == bytes &&
+                it->second->decoded->size() >= entry.front().decoded->size()) {
+                entries_.splice(entries_.begin(), entries_, it->second);
+                return;
+            }
+            // Another snapshot's bytes, or fewer rows of these: replaced.
             gone.splice(gone.end(), entries_, it->second);
             index_.erase(it);
         } else if (entries_.size() >= capacity_) {

@@ -1,3 +1,4 @@
+#include "store/block_cache.h"
 #include "store/encoding.h"
 #include "store/lmdb_layout.h"
 #include "store/records.h"
@@ -434,4 +435,24 @@ TEST_CASE("a block of rows that fill a block's size decodes, encodes and decodes
     std::optional<SymbolBlock> twice = SymbolBlock::decode(again);
     REQUIRE(twice);
     CHECK(twice->row(0) == row);
+}
+
+TEST_CASE("a block kept with more rows stays when a reader keeps fewer of the same bytes",
+          "[records]") {
+    BlockCache<std::vector<int>> cache(4);
+    const std::string bytes = "block bytes", other = "other bytes";
+    cache.keep(1, 0, bytes, std::make_shared<const std::vector<int>>(std::vector<int>{1, 2, 3}));
+    // A reader that expanded the first row only, racing with the one that expanded them all.
+    cache.keep(1, 0, bytes, std::make_shared<const std::vector<int>>(std::vector<int>{1}));
+    REQUIRE(cache.find(1, 0, bytes));
+    CHECK(cache.find(1, 0, bytes)->size() == 3);
+    // More rows of the same bytes replace fewer.
+    cache.keep(2, 0, bytes, std::make_shared<const std::vector<int>>(std::vector<int>{1}));
+    cache.keep(2, 0, bytes, std::make_shared<const std::vector<int>>(std::vector<int>{1, 2}));
+    CHECK(cache.find(2, 0, bytes)->size() == 2);
+    // Other bytes (a later commit's block) replace whatever was kept, however many rows.
+    cache.keep(1, 0, other, std::make_shared<const std::vector<int>>(std::vector<int>{7}));
+    CHECK(!cache.find(1, 0, bytes));
+    REQUIRE(cache.find(1, 0, other));
+    CHECK(*cache.find(1, 0, other) == std::vector<int>{7});
 }
