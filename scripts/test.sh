@@ -7,8 +7,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 jobs=$(nproc)
-# ctest --timeout: a test without a limit of its own fails after 900 s instead of holding the run
-# (tests/CMakeLists.txt gives each Catch2 test 600 s).
+# Each ctest run below has --timeout 900: a test without a limit of its own fails then instead of
+# holding the run (tests/CMakeLists.txt gives each Catch2 test 600 s).
 
 section() { printf '\n=== %s\n' "$*"; }
 
