@@ -20,19 +20,29 @@ std::string_view lineAt(std::string_view text, const std::vector<size_t>& starts
 }
 
 /// A comment line's text without its markers: "///", "//!", "//", a block's "/**", "/*!", "/*",
-/// "*/" and a leading "*".
+/// "*/", and the asterisks a block's lines start or end with ("*", SQLite's "**", a banner's
+/// "*****"), so that a line of decoration alone is blank and ends a paragraph.
 std::string_view stripMarkers(std::string_view s) {
     s = trim(s);
-    for (std::string_view marker : {"///<", "//!<", "///", "//!", "//", "/**<", "/**", "/*!", "/*"})
+    bool block = false;
+    for (std::string_view marker : {"///<", "//!<", "///", "//!", "//", "/**<", "/*!", "/*"})
         if (s.starts_with(marker)) {
             s.remove_prefix(marker.size());
+            block = marker.starts_with("/*");
             break;
         }
-    if (s.ends_with("*/"))
+    if (s.ends_with("*/")) {
         s.remove_suffix(2);
+        block = true;
+    }
     s = trim(s);
-    if (s.starts_with('*') && !s.starts_with("*/"))
-        s = trim(s.substr(1));
+    const size_t stars = s.find_first_not_of('*');
+    if (stars == std::string_view::npos)
+        return {};
+    if (stars > 0 || block) {
+        s = trim(s.substr(stars));
+        s = trim(s.substr(0, s.find_last_not_of('*') + 1));
+    }
     return s;
 }
 

@@ -46,3 +46,25 @@ TEST_CASE("doc comments: the lines or block right above, or a trailing one", "[i
     // A declaration whose extent starts above its name's line: the comment above the extent.
     CHECK(commentAt(text, 10, 11) == "Across."); // the trailing one on the name's line first
 }
+
+TEST_CASE("doc comments: a block's decoration of several asterisks is not text",
+          "[index][comments]") {
+    // SQLite's style: every line of the block starts with "**", a line of "**" alone ends a
+    // paragraph (sqlite3.h's comments run to 20 KB; the first paragraph is their title).
+    const std::string text = "/*\n"                                   // 1
+                             "** CAPI3REF: Configuration Options\n"   // 2
+                             "** KEYWORDS: {configuration option}\n"  // 3
+                             "**\n"                                   // 4
+                             "** These constants are the options.\n"  // 5
+                             "*/\n"                                   // 6
+                             "#define SQLITE_CONFIG_SINGLETHREAD 1\n" // 7
+                             "/*****************************\n"       // 8
+                             " ***** A banner's title *****\n"        // 9
+                             " *****************************/\n"      // 10
+                             "int bannered;\n"                        // 11
+                             "/* 2 ** 3 is not decoration */\n"       // 12
+                             "int power;\n";                          // 13
+    CHECK(commentAt(text, 7) == "CAPI3REF: Configuration Options KEYWORDS: {configuration option}");
+    CHECK(commentAt(text, 11) == "A banner's title");
+    CHECK(commentAt(text, 13) == "2 ** 3 is not decoration");
+}
