@@ -36,20 +36,22 @@ uint64_t freePages(const lmdb::Txn& txn) {
     return pages;
 }
 
-/// Copies table `name` of `from` into `to` in key order, MDB_APPEND (and MDB_APPENDDUP for the
-/// further values of a key), committing every 65,536 entries so that no transaction holds more
-/// dirty pages than LMDB keeps in memory.
-void copyTable(const lmdb::Txn& from, MDB_dbi source, const char* name, const lmdb::Env& to) {
+/// Copies table `name` of `from` into the copy's open transaction `txn`, in key order, MDB_APPEND
+/// (and MDB_APPENDDUP for the further values of a key). `pending` counts the entries `txn` holds
+/// across tables: at 65,536 it commits and begins anew, so that no transaction holds more dirty
+/// pages than LMDB keeps in memory. Every commit frees the pages of the table records and free
+/// list it replaced, which stay in the file; a store of fewer entries (LevelDB's: 4 free pages
+/// and a page of free list when each table had its own transaction) is copied in one.
+void copyTable(const lmdb::Txn& from, MDB_dbi source, const char* name, const lmdb::Env& to,
+               lmdb::Txn& txn, size_t& pending) {
     unsigned flags = 0;
     if (mdb_dbi_flags(from.get(), source, &flags) != MDB_SUCCESS)
         throw StoreError(std::string("compaction: cannot read the flags of table ") + name);
-    lmdb::Txn txn = lmdb::Txn::begin(to, /*readOnly=*/false);
-    const MDB_dbi target = txn.openDb(name, MDB_CREATE | (flags & (MDB_DUPSORT | MDB_DUPFIXED)));
+    MDB_dbi target = txn.openDb(name, MDB_CREATE | (flags & (MDB_DUPSORT | MDB_DUPFIXED)));
     lmdb::Cursor cursor(from, source);
     std::string_view key, value;
     std::string previous;
     bool first = true;
-    size_t pending = 0;
     for (bool more = cursor.get(MDB_FIRST, key, value); more;
          more = cursor.get(MDB_NEXT, key, value)) {
         const bool sameKey = !first && key == previous;
@@ -61,10 +63,10 @@ void copyTable(const lmdb::Txn& from, MDB_dbi source, const char* name, const lm
         if (++pending == 65536) {
             txn.commit();
             txn = lmdb::Txn::begin(to, /*readOnly=*/false);
+            target = txn.openDb(name, 0);
             pending = 0;
         }
     }
-    txn.commit();
 }
 
 uint64_t fileSize(const std::filesystem::path& file) {
@@ -107,8 +109,11 @@ CompactStats SymbolStore::compact(double minFreeShare) {
         lmdb::Env copy = lmdb::Env::open(tmp, s.env.mapSize(), std::size(Impl::kTables), 1,
                                          MDB_NOTLS | MDB_NOSYNC | MDB_NOLOCK);
         lmdb::Txn from = s.beginTxn(/*readOnly=*/true);
+        lmdb::Txn txn = lmdb::Txn::begin(copy, /*readOnly=*/false);
+        size_t pending = 0;
         for (const Impl::Table& table : Impl::kTables)
-            copyTable(from, s.*table.dbi, table.name, copy);
+            copyTable(from, s.*table.dbi, table.name, copy, txn, pending);
+        txn.commit();
         copy.sync(true);
         MDB_envinfo info;
         if (mdb_env_info(copy.get(), &info) == MDB_SUCCESS)
