@@ -1,6 +1,7 @@
 #include "store/lmdb_layout.h"
 
 #include "store/encoding.h"
+#include "store/zstd_frame.h"
 
 #include <algorithm>
 
@@ -327,6 +328,41 @@ bool decodeNameBucket(std::string_view bytes, std::vector<std::string_view>& slo
         if (r.failed() || slots.size() == kNamesPerBucket)
             return false;
         slots.push_back(name);
+    }
+    return !slots.empty() && !slots.back().empty();
+}
+
+std::string absentBucketKey(uint32_t absentId) {
+    return fileIdKey(absentId / kAbsentPerBucket);
+}
+
+std::string encodeAbsentBucket(const std::vector<std::string>& slots) {
+    size_t used = slots.size();
+    while (used > 0 && slots[used - 1].empty())
+        --used;
+    if (used == 0)
+        return {};
+    std::string plain;
+    Writer w(plain);
+    for (size_t i = 0; i < used; ++i)
+        w.string(slots[i]);
+    std::string out;
+    appendCompressed(out, plain);
+    return out;
+}
+
+bool decodeAbsentBucket(std::string_view bytes, std::vector<std::string>& slots) {
+    slots.clear();
+    std::string plain;
+    // At most 32 paths of PATH_MAX (4,096) bytes and their lengths.
+    if (!decompress(bytes, plain, kAbsentPerBucket * 4100))
+        return false;
+    Reader r(plain);
+    while (!r.atEnd()) {
+        const std::string_view path = r.string();
+        if (r.failed() || slots.size() == kAbsentPerBucket)
+            return false;
+        slots.emplace_back(path);
     }
     return !slots.empty() && !slots.back().empty();
 }

@@ -22,7 +22,8 @@
 //            NameRow: per spelling, its nameId and its declarations
 //            {fileId, seq, rank}, varints (encodeNameRow); rank (EntryRank, format 19): where
 //            the declaration stands in name search's order, read without decoding its block
-//   absent       u32 id -> path        paths TUs depend on by name (TuRecord::absentIds, aliases)
+//   absent       u32 id / 32 -> AbsentBucket: one zstd frame of the paths of 32 ids (format 29)
+//                paths TUs depend on by name (TuRecord::absentIds, aliases)
 //   absentPaths  u64 hash64(path) -> u32 ids of the paths of that hash (format 27; the path
 //                before)
 //   nameText  u32 nameId / 16 -> NameBucket: 16 names (case kept) by nameId % 16   the name
@@ -228,6 +229,19 @@ std::string encodeNameBucket(const std::vector<std::string>& slots);
 bool decodeNameBucket(std::string_view bytes, std::vector<std::string_view>& slots);
 /// The name of `nameId` in its bucket; nullopt if its slot is free or the bucket malformed.
 std::optional<std::string_view> nameInBucket(std::string_view bucket, uint32_t nameId);
+
+/// Absent paths are kept kAbsentPerBucket to an `absent` row, by id, compressed together
+/// (format 29): a TU's probes come in runs that share their directories, and a path of its own
+/// row paid an LMDB node and a 4-byte key besides its ~60 bytes (LevelDB: 18 pages, now 3).
+inline constexpr uint32_t kAbsentPerBucket = 32;
+/// The `absent` key of the bucket of `absentId`.
+std::string absentBucketKey(uint32_t absentId);
+/// An `absent` value: one zstd frame (no dictionary) of the slots as a NameBucket lays them out
+/// (a varint length and the path, 0 for a free slot, no free slot at the end); "" when every
+/// slot is free (the row is deleted).
+std::string encodeAbsentBucket(const std::vector<std::string>& slots);
+/// The slots of an `absent` value (paths as owned strings); false if it is not one.
+bool decodeAbsentBucket(std::string_view bytes, std::vector<std::string>& slots);
 
 /// A name of the index that holds a token: its length and its id. A token's postings are kept
 /// in this order, shortest names first.

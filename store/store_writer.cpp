@@ -14,7 +14,9 @@
 #include <chrono>
 #include <map>
 #include <pthread.h>
+#include <set>
 #include <tuple>
+#include <unordered_map>
 
 namespace symdex {
 
@@ -160,7 +162,10 @@ public:
         std::string_view key, value;
         nextFileId_ = cursor.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
         lmdb::Cursor absent(txn_, s_.absent);
-        nextAbsentId_ = absent.get(MDB_LAST, key, value) ? uint32_t(readBigEndian(key, 4)) + 1 : 1;
+        if (absent.get(MDB_LAST, key, value)) {
+            const uint32_t bucket = uint32_t(readBigEndian(key, 4));
+            nextAbsentId_ = bucket * kAbsentPerBucket + uint32_t(absentBucket(bucket).size());
+        }
         lmdb::Cursor names(txn_, s_.nameText);
         std::vector<std::string_view> slots;
         if (names.get(MDB_LAST, key, value)) {
@@ -181,6 +186,7 @@ public:
         writeNameText();
         writePostings();
         writeUsrRows();
+        writeAbsentBuckets();
     }
 
     void writeTu(const PendingTu& tu) {
@@ -300,9 +306,48 @@ private:
             for (size_t at = 0; at + 4 <= found->size(); at += 4)
                 ids.push_back(uint32_t(readBigEndian(found->substr(at, 4), 4)));
         for (size_t i = 0; i < ids.size(); ++i)
-            if (auto named = txn_.get(s_.absent, fileIdKey(ids[i])); named && *named == path)
+            if (absentSlot(ids[i]) == path)
                 return i;
         return ids.size();
+    }
+
+    /// The slots of `absent` bucket `bucket` as this transaction has them: read and decoded once,
+    /// edited in memory, written back at finish() (a TU names hundreds of absent paths, most of
+    /// them in the buckets the TUs before it filled).
+    std::vector<std::string>& absentBucket(uint32_t bucket) {
+        auto [it, fresh] = absentBuckets_.try_emplace(bucket);
+        if (fresh)
+            if (auto bytes = txn_.get(s_.absent, fileIdKey(bucket)))
+                if (!decodeAbsentBucket(*bytes, it->second))
+                    throw damagedStore(s_.options.directory, "corrupt bucket of absent paths");
+        return it->second;
+    }
+
+    /// The path of absent id `id`; "" for a free slot.
+    std::string_view absentSlot(uint32_t id) {
+        const std::vector<std::string>& slots = absentBucket(id / kAbsentPerBucket);
+        if (id % kAbsentPerBucket >= slots.size())
+            return {};
+        return slots[id % kAbsentPerBucket];
+    }
+
+    void setAbsentSlot(uint32_t id, std::string path) {
+        std::vector<std::string>& slots = absentBucket(id / kAbsentPerBucket);
+        if (slots.size() <= id % kAbsentPerBucket)
+            slots.resize(id % kAbsentPerBucket + 1);
+        slots[id % kAbsentPerBucket] = std::move(path);
+        absentDirty_.insert(id / kAbsentPerBucket);
+    }
+
+    void writeAbsentBuckets() {
+        for (uint32_t bucket : absentDirty_) {
+            const std::string value = encodeAbsentBucket(absentBuckets_.at(bucket));
+            if (value.empty())
+                txn_.del(s_.absent, fileIdKey(bucket));
+            else
+                txn_.put(s_.absent, fileIdKey(bucket), value);
+        }
+        absentDirty_.clear();
     }
 
     void putAbsentIds(const std::string& key, const std::vector<uint32_t>& ids) {
@@ -325,7 +370,7 @@ private:
         const uint32_t id = nextAbsentId_++;
         ids.push_back(id);
         putAbsentIds(key, ids);
-        txn_.put(s_.absent, fileIdKey(id), path);
+        setAbsentSlot(id, path);
         return id;
     }
 
@@ -335,7 +380,7 @@ private:
         const size_t i = findAbsentPath(key, path, ids);
         if (i == ids.size())
             return;
-        txn_.del(s_.absent, fileIdKey(ids[i]));
+        setAbsentSlot(ids[i], std::string());
         ids.erase(ids.begin() + ptrdiff_t(i));
         putAbsentIds(key, ids);
     }
@@ -978,6 +1023,9 @@ private:
     size_t sampleBytes_ = 0;
     /// The names to write at finish() by id (an empty one: the id is dropped), in id order.
     std::map<uint32_t, std::string> nameTextEdits_;
+    /// `absent` buckets this transaction read (absentBucket()), and those it changed.
+    std::unordered_map<uint32_t, std::vector<std::string>> absentBuckets_;
+    std::set<uint32_t> absentDirty_;
     /// The postings to add (true) or remove at finish(), per token.
     std::unordered_map<std::string, std::vector<std::pair<Posting, bool>>> postingEdits_;
     /// The `names` rows to change at finish(): per key, the edits in order.

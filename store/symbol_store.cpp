@@ -877,8 +877,15 @@ public:
     void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) override {
         lmdb::Cursor cursor(txn(), s_.absent);
         std::string_view k, v;
-        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
-            fn(uint32_t(readBigEndian(k, 4)), std::string(v));
+        std::vector<std::string> slots;
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v)) {
+            if (k.size() != 4 || !decodeAbsentBucket(v, slots))
+                throw damagedStore(s_.options.directory, "corrupt bucket of absent paths");
+            const uint32_t first = uint32_t(readBigEndian(k, 4)) * kAbsentPerBucket;
+            for (uint32_t i = 0; i < slots.size(); ++i)
+                if (!slots[i].empty())
+                    fn(first + i, slots[i]);
+        }
     }
 
     void forEachNameKey(std::string_view prefix,
