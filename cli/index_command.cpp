@@ -443,6 +443,10 @@ int runIndex(const QStringList& args) {
                     double(compacted.bytesBefore) / (1 << 20),
                     double(compacted.bytesAfter) / (1 << 20), compacted.seconds,
                     100.0 * double(compacted.freePages) / double(compacted.filePages));
+    if (compacted.recompressedBlocks)
+        std::printf("  %llu blocks of declarations written before the store's own dictionary "
+                    "compressed against it\n",
+                    static_cast<unsigned long long>(compacted.recompressedBlocks));
     if (parser.isSet("stats")) {
         printLockStats(summary, storeOptions.lockMode);
         if (!summary.pchFallbacks.empty()) {

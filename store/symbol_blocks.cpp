@@ -420,6 +420,23 @@ uint32_t symbolBlockDictionaryId(std::string_view block) {
     return header.failed() ? 0 : frameDictionaryId(header.rest());
 }
 
+std::optional<std::string> recompressSymbolBlock(std::string_view block,
+                                                 const ZstdDictionary& storeDictionary) {
+    Reader header(block);
+    const uint64_t count = header.varint();
+    const uint64_t firstLine = header.varint();
+    std::string plain;
+    if (header.failed() ||
+        !decompress(header.rest(), plain, kMaxCodedBytes, &ZstdDictionary::builtInSymbols()))
+        return std::nullopt;
+    std::string out;
+    Writer w(out);
+    w.varint(count);
+    w.varint(firstLine);
+    appendCompressed(out, plain, &storeDictionary);
+    return out;
+}
+
 std::optional<std::string> SymbolBlock::decompressed(std::string_view block,
                                                      const ZstdDictionary* storeDictionary) {
     Reader header(block);

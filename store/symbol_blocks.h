@@ -35,6 +35,11 @@ std::optional<uint32_t> symbolBlockFirstLine(std::string_view block);
 /// The id of the dictionary a block is compressed against (0 if the block is malformed).
 uint32_t symbolBlockDictionaryId(std::string_view block);
 
+/// `block`, compressed against the built-in dictionary, compressed against `storeDictionary`
+/// instead (the same rows, count and first line); nullopt if it does not decompress.
+std::optional<std::string> recompressSymbolBlock(std::string_view block,
+                                                 const ZstdDictionary& storeDictionary);
+
 /// A block's rows, decompressed; nullopt if the block is malformed.
 class SymbolBlock {
 public:

@@ -44,6 +44,9 @@ struct CompactStats {
     uint64_t bytesAfter = 0;  ///< and after
     uint64_t freePages = 0;   ///< of the file before, unused
     uint64_t filePages = 0;
+    /// Blocks of declarations written before the store had its own dictionary, compressed
+    /// against it in the copy (compact()).
+    uint64_t recompressedBlocks = 0;
     double seconds = 0;
 };
 

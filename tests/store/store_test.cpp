@@ -617,6 +617,44 @@ TEST_CASE("a store trains a dictionary of its own once it holds enough declarati
     }
 }
 
+TEST_CASE("compaction compresses the blocks written before the store's own dictionary against it",
+          "[store][dictionary]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    options.batchMaxFiles = 4;
+    MemoryStore memory;
+    auto store = SymbolStore::open(options);
+    for (IndexedTu& tu : unfamiliarFiles(1, 40)) {
+        memory.publish(tu);
+        store->publish(std::move(tu));
+    }
+    memory.flush();
+    store->flush();
+    REQUIRE(store->snapshot().metaValue("symbolDictionary"));
+    auto builtInBlocks = [&] {
+        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
+        lmdb::Txn txn = lmdb::Txn::begin(env, true);
+        lmdb::Cursor cursor(txn, txn.openDb("symbols", 0));
+        size_t builtIn = 0;
+        std::string_view k, v;
+        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
+            builtIn += symbolBlockDictionaryId(v) == ZstdDictionary::builtInSymbols().id();
+        return builtIn;
+    };
+    const size_t before = builtInBlocks(); // those of the batches before it was trained
+    CHECK(before > 100);
+    const CompactStats stats = store->compact(0.0);
+    REQUIRE(stats.compacted);
+    CHECK(stats.recompressedBlocks > before * 9 / 10);
+    CHECK(builtInBlocks() == before - stats.recompressedBlocks);
+    CHECK(dumpOf(*store) == dumpOf(memory));
+    store.reset();
+    options.readOnly = true;
+    CHECK(dumpOf(*SymbolStore::open(options)) == dumpOf(memory));
+}
+
 TEST_CASE("child: another process trains the dictionary of $SYMDEX_DICTIONARY_STORE",
           "[.][dictionary-child]") {
     const char* directory = std::getenv("SYMDEX_DICTIONARY_STORE");
