@@ -332,10 +332,6 @@ bool decodeNameBucket(std::string_view bytes, std::vector<std::string_view>& slo
     return !slots.empty() && !slots.back().empty();
 }
 
-std::string absentBucketKey(uint32_t absentId) {
-    return fileIdKey(absentId / kAbsentPerBucket);
-}
-
 std::string encodeAbsentBucket(const std::vector<std::string>& slots) {
     size_t used = slots.size();
     while (used > 0 && slots[used - 1].empty())

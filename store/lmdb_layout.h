@@ -233,9 +233,7 @@ std::optional<std::string_view> nameInBucket(std::string_view bucket, uint32_t n
 /// Absent paths are kept kAbsentPerBucket to an `absent` row, by id, compressed together
 /// (format 29): a TU's probes come in runs that share their directories, and a path of its own
 /// row paid an LMDB node and a 4-byte key besides its ~60 bytes (LevelDB: 18 pages, now 3).
-inline constexpr uint32_t kAbsentPerBucket = 32;
-/// The `absent` key of the bucket of `absentId`.
-std::string absentBucketKey(uint32_t absentId);
+inline constexpr uint32_t kAbsentPerBucket = 32; ///< its key: the bucket, absentId / 32 (fileIdKey)
 /// An `absent` value: one zstd frame (no dictionary) of the slots as a NameBucket lays them out
 /// (a varint length and the path, 0 for a free slot, no free slot at the end); "" when every
 /// slot is free (the row is deleted).
