@@ -20,29 +20,28 @@ std::string_view lineAt(std::string_view text, const std::vector<size_t>& starts
 }
 
 /// A comment line's text without its markers: "///", "//!", "//", a block's "/**", "/*!", "/*",
-/// "*/", and the asterisks a block's lines start or end with ("*", SQLite's "**", a banner's
-/// "*****"), so that a line of decoration alone is blank and ends a paragraph.
+/// "*/", and the asterisks a line starts or ends with as decoration (a block's "*", SQLite's
+/// "**", a banner's "*****"): a leading run followed by a space or a single leading star, a
+/// trailing run of two or more after a space. So a line of stars alone is blank and ends a
+/// paragraph, and `char*`, `src/*`, `**bold**` and gmock's `L = *` keep theirs.
 std::string_view stripMarkers(std::string_view s) {
     s = trim(s);
-    bool block = false;
     for (std::string_view marker : {"///<", "//!<", "///", "//!", "//", "/**<", "/*!", "/*"})
         if (s.starts_with(marker)) {
             s.remove_prefix(marker.size());
-            block = marker.starts_with("/*");
             break;
         }
-    if (s.ends_with("*/")) {
+    if (s.ends_with("*/"))
         s.remove_suffix(2);
-        block = true;
-    }
     s = trim(s);
-    const size_t stars = s.find_first_not_of('*');
-    if (stars == std::string_view::npos)
+    const size_t lead = s.find_first_not_of('*');
+    if (lead == std::string_view::npos)
         return {};
-    if (stars > 0 || block) {
-        s = trim(s.substr(stars));
-        s = trim(s.substr(0, s.find_last_not_of('*') + 1));
-    }
+    if (lead == 1 || (lead > 1 && (s[lead] == ' ' || s[lead] == '\t')))
+        s = trim(s.substr(lead));
+    const size_t last = s.find_last_not_of('*');
+    if (last + 2 < s.size() && (s[last] == ' ' || s[last] == '\t'))
+        s = trim(s.substr(0, last + 1));
     return s;
 }
 

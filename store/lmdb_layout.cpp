@@ -350,8 +350,9 @@ std::string encodeAbsentBucket(const std::vector<std::string>& slots) {
 bool decodeAbsentBucket(std::string_view bytes, std::vector<std::string>& slots) {
     slots.clear();
     std::string plain;
-    // At most 32 paths of PATH_MAX (4,096) bytes and their lengths.
-    if (!decompress(bytes, plain, kAbsentPerBucket * 4100))
+    // Paths are whatever a parse tried to open, of no length the writer limits: the bound is
+    // only against a damaged frame's size (32 paths of 64 KiB).
+    if (!decompress(bytes, plain, kAbsentPerBucket * (size_t(64) << 10)))
         return false;
     Reader r(plain);
     while (!r.atEnd()) {

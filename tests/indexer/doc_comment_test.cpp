@@ -68,3 +68,16 @@ TEST_CASE("doc comments: a block's decoration of several asterisks is not text",
     CHECK(commentAt(text, 11) == "A banner's title");
     CHECK(commentAt(text, 13) == "2 ** 3 is not decoration");
 }
+
+TEST_CASE("doc comments: stars that are text stay", "[index][comments]") {
+    auto one = [](std::string line) { return commentAt(line + "\nint x;\n", 2); };
+    CHECK(one("/** Returns a char* */") == "Returns a char*");
+    CHECK(one("/// @return a const char**") == "@return a const char**");
+    CHECK(one("/** Matches src/* */") == "Matches src/*");
+    CHECK(one("/** Returns **true** */") == "Returns **true**");
+    CHECK(one("/// **Note** the lock is held") == "**Note** the lock is held");
+    CHECK(one("/** **Deprecated** use y */") == "**Deprecated** use y");
+    CHECK(one("// ***** Title *****") == "Title");
+    CHECK(one("// L = *") == "L = *"); // gmock's lock annotation
+    CHECK(one("/**Tight.*/") == "Tight.");
+}
