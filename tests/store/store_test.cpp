@@ -540,6 +540,25 @@ TEST_CASE("compaction rewrites the file smaller, every answer the same, and writ
     CHECK(out.str() == after);
 }
 
+namespace {
+
+/// The `symbols` blocks of the store in `directory` by the dictionary they name: the built-in
+/// one's, and others.
+std::pair<size_t, size_t> blocksByDictionary(const std::filesystem::path& directory) {
+    auto env = lmdb::Env::open(directory, size_t(64) << 20, 16, 16, 0);
+    lmdb::Txn txn = lmdb::Txn::begin(env, true);
+    lmdb::Cursor cursor(txn, txn.openDb("symbols", 0));
+    std::pair<size_t, size_t> builtInAndOwn{0, 0};
+    std::string_view k, v;
+    for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
+        ++(symbolBlockDictionaryId(v) == ZstdDictionary::builtInSymbols().id()
+               ? builtInAndOwn.first
+               : builtInAndOwn.second);
+    return builtInAndOwn;
+}
+
+} // namespace
+
 TEST_CASE("a store trains a dictionary of its own once it holds enough declarations unlike the "
           "built-in dictionary's, and every block reads back through it, after reopening too",
           "[store][dictionary]") {
@@ -558,19 +577,7 @@ TEST_CASE("a store trains a dictionary of its own once it holds enough declarati
         memory.flush();
         store->flush();
     };
-    // Blocks by the dictionary they name: the built-in one's, and others.
-    auto blocks = [&] {
-        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
-        lmdb::Txn txn = lmdb::Txn::begin(env, true);
-        lmdb::Cursor cursor(txn, txn.openDb("symbols", 0));
-        std::pair<size_t, size_t> builtInAndOwn{0, 0};
-        std::string_view k, v;
-        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
-            ++(symbolBlockDictionaryId(v) == ZstdDictionary::builtInSymbols().id()
-                   ? builtInAndOwn.first
-                   : builtInAndOwn.second);
-        return builtInAndOwn;
-    };
+    auto blocks = [&] { return blocksByDictionary(options.directory); };
 
     publish(unfamiliarFiles(1, 2)); // 800 declarations: too few to train on
     CHECK_FALSE(store->snapshot().metaValue("symbolDictionary"));
@@ -633,16 +640,7 @@ TEST_CASE("compaction compresses the blocks written before the store's own dicti
     memory.flush();
     store->flush();
     REQUIRE(store->snapshot().metaValue("symbolDictionary"));
-    auto builtInBlocks = [&] {
-        auto env = lmdb::Env::open(options.directory, size_t(64) << 20, 16, 16, 0);
-        lmdb::Txn txn = lmdb::Txn::begin(env, true);
-        lmdb::Cursor cursor(txn, txn.openDb("symbols", 0));
-        size_t builtIn = 0;
-        std::string_view k, v;
-        for (bool more = cursor.get(MDB_FIRST, k, v); more; more = cursor.get(MDB_NEXT, k, v))
-            builtIn += symbolBlockDictionaryId(v) == ZstdDictionary::builtInSymbols().id();
-        return builtIn;
-    };
+    auto builtInBlocks = [&] { return blocksByDictionary(options.directory).first; };
     const size_t before = builtInBlocks(); // those of the batches before it was trained
     CHECK(before > 100);
     const CompactStats stats = store->compact(0.0);
