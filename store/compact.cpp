@@ -53,7 +53,8 @@ void copyTable(const lmdb::Txn& from, MDB_dbi source, const char* name, const lm
     unsigned flags = 0;
     if (mdb_dbi_flags(from.get(), source, &flags) != MDB_SUCCESS)
         throw StoreError(std::string("compaction: cannot read the flags of table ") + name);
-    MDB_dbi target = txn.openDb(name, MDB_CREATE | (flags & (MDB_DUPSORT | MDB_DUPFIXED)));
+    // A handle opened in a transaction that commits stays valid in the ones after it.
+    const MDB_dbi target = txn.openDb(name, MDB_CREATE | (flags & (MDB_DUPSORT | MDB_DUPFIXED)));
     lmdb::Cursor cursor(from, source);
     std::string_view key, value;
     std::string previous;
@@ -71,7 +72,6 @@ void copyTable(const lmdb::Txn& from, MDB_dbi source, const char* name, const lm
         if (++pending == 65536) {
             txn.commit();
             txn = lmdb::Txn::begin(to, /*readOnly=*/false);
-            target = txn.openDb(name, 0);
             pending = 0;
         }
     }
@@ -123,22 +123,20 @@ CompactStats SymbolStore::compact(double minFreeShare) {
         // 2 MiB of them) are compressed against the built-in one; the copy compresses them
         // against the store's, where that is smaller. The 30k-name scale tree: 2,464 of its
         // 4,395 blocks, 958,910 bytes.
-        const std::shared_ptr<const ZstdDictionary> own = s.encodingDictionary();
-        const uint32_t builtIn = ZstdDictionary::builtInSymbols().id();
-        const auto recompress = [&](std::string_view block) -> std::optional<std::string> {
-            if (symbolBlockDictionaryId(block) != builtIn)
-                return std::nullopt;
-            std::optional<std::string> recoded = recompressSymbolBlock(block, *own);
-            if (!recoded || recoded->size() >= block.size())
-                return std::nullopt;
-            ++stats.recompressedBlocks;
-            return recoded;
-        };
+        std::function<std::optional<std::string>(std::string_view)> recompress;
+        if (const std::shared_ptr<const ZstdDictionary> own = s.encodingDictionary())
+            recompress = [&, own](std::string_view block) -> std::optional<std::string> {
+                if (symbolBlockDictionaryId(block) != ZstdDictionary::builtInSymbols().id())
+                    return std::nullopt;
+                std::optional<std::string> recoded = recompressSymbolBlock(block, *own);
+                if (!recoded || recoded->size() >= block.size())
+                    return std::nullopt;
+                ++stats.recompressedBlocks;
+                return recoded;
+            };
         for (const Impl::Table& table : Impl::kTables)
             copyTable(from, s.*table.dbi, table.name, copy, txn, pending,
-                      own && table.dbi == &Impl::symbols
-                          ? std::function<std::optional<std::string>(std::string_view)>(recompress)
-                          : nullptr);
+                      table.dbi == &Impl::symbols ? recompress : nullptr);
         txn.commit();
         copy.sync(true);
         MDB_envinfo info;

@@ -320,48 +320,46 @@ std::string encodeNameBucket(const std::vector<std::string>& slots) {
     return out;
 }
 
-bool decodeNameBucket(std::string_view bytes, std::vector<std::string_view>& slots) {
+namespace {
+
+/// The slots of a NameBucket's layout, at most `capacity`; false if `bytes` is not one.
+bool decodeSlots(std::string_view bytes, size_t capacity, std::vector<std::string_view>& slots) {
     slots.clear();
     Reader r(bytes);
     while (!r.atEnd()) {
-        const std::string_view name = r.string();
-        if (r.failed() || slots.size() == kNamesPerBucket)
+        const std::string_view slot = r.string();
+        if (r.failed() || slots.size() == capacity)
             return false;
-        slots.push_back(name);
+        slots.push_back(slot);
     }
     return !slots.empty() && !slots.back().empty();
 }
 
+} // namespace
+
+bool decodeNameBucket(std::string_view bytes, std::vector<std::string_view>& slots) {
+    return decodeSlots(bytes, kNamesPerBucket, slots);
+}
+
 std::string encodeAbsentBucket(const std::vector<std::string>& slots) {
-    size_t used = slots.size();
-    while (used > 0 && slots[used - 1].empty())
-        --used;
-    if (used == 0)
-        return {};
-    std::string plain;
-    Writer w(plain);
-    for (size_t i = 0; i < used; ++i)
-        w.string(slots[i]);
+    const std::string plain = encodeNameBucket(slots); // its layout, slots of any number
     std::string out;
-    appendCompressed(out, plain);
+    if (!plain.empty())
+        appendCompressed(out, plain);
     return out;
 }
 
 bool decodeAbsentBucket(std::string_view bytes, std::vector<std::string>& slots) {
     slots.clear();
     std::string plain;
+    std::vector<std::string_view> views;
     // Paths are whatever a parse tried to open, of no length the writer limits: the bound is
     // only against a damaged frame's size (32 paths of 64 KiB).
-    if (!decompress(bytes, plain, kAbsentPerBucket * (size_t(64) << 10)))
+    if (!decompress(bytes, plain, kAbsentPerBucket * (size_t(64) << 10)) ||
+        !decodeSlots(plain, kAbsentPerBucket, views))
         return false;
-    Reader r(plain);
-    while (!r.atEnd()) {
-        const std::string_view path = r.string();
-        if (r.failed() || slots.size() == kAbsentPerBucket)
-            return false;
-        slots.emplace_back(path);
-    }
-    return !slots.empty() && !slots.back().empty();
+    slots.assign(views.begin(), views.end());
+    return true;
 }
 
 std::optional<std::string_view> nameInBucket(std::string_view bucket, uint32_t nameId) {
