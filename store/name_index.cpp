@@ -162,6 +162,16 @@ std::optional<MatchRank> matchName(std::string_view name, const NameQuery& query
     const std::string_view q = query.compact;
     if (q.size() < kMinWordStart)
         return std::nullopt;
+    // A word start or a substring holds the query's letters and digits in order. Most names
+    // the index proposes for a long query do not (a cut's rarest constraint holds a few names
+    // that share a word or initials with it), and are told so here, before their words are split.
+    size_t held = 0;
+    for (size_t i = 0; i < name.size() && held < q.size(); ++i) {
+        const char c = name[i];
+        held += (isUpper(c) ? char(c - 'A' + 'a') : c) == q[held];
+    }
+    if (held < q.size())
+        return std::nullopt;
     thread_local Words words;
     splitWords(name, words);
     for (size_t j = 0; j < words.count; ++j) {

@@ -248,6 +248,14 @@ TEST_CASE("queries match exactly, by prefix, by word starts and by substring", "
     CHECK(rank("rebuffer", "uf") == -1); // substrings need three
     CHECK(rank("rebuffer", "buf") == int(MatchRank::Substring));
     CHECK(rank("flushBuffer", "x") == -1);
+    // The letters in order, across separators and case changes, before the words are split.
+    CHECK(rank("HTTP_Server2Config", "httpserver2con") == int(MatchRank::WordStart));
+    CHECK(rank("HTTP_Server2Config", "pserv") == int(MatchRank::Substring));
+    CHECK(rank("HTTP_Server2Config", "s2c") == int(MatchRank::WordStart));
+    CHECK(rank("prevRateKappa", "ratekappa") == int(MatchRank::WordStart));
+    CHECK(rank("prevRateKappa", "kapparate") == -1);      // every letter there, out of order
+    CHECK(rank("prevRateKappa", "prevratekappax") == -1); // a letter more than the name has
+    CHECK(rank("rateKappaPrev", "prevratekappa") == -1);
 }
 
 TEST_CASE("name search ranks exact, prefix, word start, substring, definitions and shorter "
