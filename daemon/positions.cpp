@@ -102,7 +102,10 @@ bool scanAscii(const std::string& path) {
 
 } // namespace
 
-bool isAsciiFile(const std::string& path, const Store* index) {
+namespace {
+
+/// isAsciiFile() with the index's record of a file read by `indexed` (nullopt: none).
+template <typename Indexed> bool asciiFile(const std::string& path, Indexed&& indexed) {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0)
         return true; // nothing to read: every column maps to itself
@@ -117,9 +120,7 @@ bool isAsciiFile(const std::string& path, const Store* index) {
     // The index saw these bytes (every stat field as it recorded them) and found no high byte:
     // no need to read them again (a workspace/symbol answer's first look at a file read it all).
     auto indexedAscii = [&] {
-        if (!index)
-            return false;
-        const std::optional<FileRecord> record = index->file(path);
+        const std::optional<FileRecord> record = indexed();
         return record && record->asciiOnly && record->contentHash != 0 &&
                record->mtimeNs == mtimeNs && record->size == uint64_t(st.st_size) &&
                record->ctimeNs == int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
@@ -129,6 +130,18 @@ bool isAsciiFile(const std::string& path, const Store* index) {
     std::unique_lock lock(asciiFilesMu);
     asciiFiles[path] = {mtimeNs, int64_t(st.st_size), ascii};
     return ascii;
+}
+
+} // namespace
+
+bool isAsciiFile(const std::string& path, const Store* index) {
+    return asciiFile(path, [&]() -> std::optional<FileRecord> {
+        return index ? index->file(path) : std::nullopt;
+    });
+}
+
+bool isAsciiFile(const std::string& path, const StoreSnapshot& index) {
+    return asciiFile(path, [&] { return index.file(path); });
 }
 
 namespace {
@@ -220,7 +233,7 @@ bool PositionMapper::needsConversion(const std::string& path) {
         return false;
     auto [it, inserted] = needsConversion_.try_emplace(path, false);
     if (inserted)
-        it->second = !isAsciiFile(path, index_);
+        it->second = snapshot_ ? !isAsciiFile(path, *snapshot_) : !isAsciiFile(path, index_);
     return it->second;
 }
 

@@ -19,7 +19,8 @@
 
 namespace symdex {
 class Store;
-}
+class StoreSnapshot;
+} // namespace symdex
 
 namespace symdex::daemon {
 
@@ -38,6 +39,9 @@ uint32_t byteOffsetFromUtf16(std::string_view line, uint32_t units);
 /// file not cached yet is read, unless `index` records it as ASCII with the stat fields it has
 /// now (FileRecord::asciiOnly: what was indexed is what is there).
 bool isAsciiFile(const std::string& path, const Store* index = nullptr);
+/// The same, the record read from `index`, a snapshot the caller holds (a request that reads
+/// one answers many files from it: a snapshot for each file cost more than the lookup).
+bool isAsciiFile(const std::string& path, const StoreSnapshot& index);
 
 /// A file's text as read once, with where each line starts.
 struct FileText {
@@ -69,6 +73,9 @@ public:
     /// `index`, when given, tells which files were ASCII when indexed (isAsciiFile()).
     explicit PositionMapper(PositionEncoding encoding, const Store* index = nullptr)
         : encoding_(encoding), index_(index) {}
+    /// The same, the files' records read from `snapshot`, which must outlive the mapper.
+    PositionMapper(PositionEncoding encoding, const StoreSnapshot& snapshot)
+        : encoding_(encoding), index_(nullptr), snapshot_(&snapshot) {}
 
     /// The store position (1-based line, byte column) of an LSP position in `path`.
     Position fromLsp(const std::string& path, uint32_t line, uint32_t character);
@@ -98,6 +105,7 @@ private:
 
     PositionEncoding encoding_;
     const Store* index_;
+    const StoreSnapshot* snapshot_ = nullptr;
     SourceLines lines_;
     std::unordered_map<std::string, bool> needsConversion_;
     std::unordered_map<std::string, std::string> uris_;

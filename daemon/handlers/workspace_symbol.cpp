@@ -26,10 +26,12 @@ QByteArray handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params) 
     const QJsonObject p = paramsObject(params);
     const QString query = requireString(p, "query", "");
     const uint32_t limit = p.contains("limit") ? requireUInt(p, "limit", "", 10000) : kDefaultLimit;
-    PositionMapper mapper(ctx.encoding, &ctx.server.store);
+    // One snapshot for the search and for the records of the answers' files.
+    const StoreSnapshot snapshot = ctx.server.store.snapshot();
+    PositionMapper mapper(ctx.encoding, snapshot);
     protocol::JsonWriter out;
     out.beginArray();
-    for (const NameMatch& m : ctx.server.store.findSymbols(query.toStdString(), limit)) {
+    for (const NameMatch& m : snapshot.findSymbols(query.toStdString(), limit)) {
         const Symbol& s = m.best.symbol;
         // Members in QJsonObject's (sorted) order, as the other answers write them.
         out.beginObject();

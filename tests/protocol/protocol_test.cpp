@@ -490,6 +490,22 @@ TEST_CASE("isAsciiFile: a file the index saw as ASCII, unchanged since, is not r
               .toObject()["start"]
               .toObject()["character"]
               .toInt() == 9);
+
+    // And one that reads the records from the snapshot its request holds (workspace/symbol's).
+    const std::string fromSnapshot = record("snapshot.cc", true, 0);
+    const std::string notAscii = record("snapshot-not-ascii.cc", false, 0);
+    const std::string trustedToo = record("snapshot-trusted.cc", true, 0);
+    const StoreSnapshot snapshot = store->snapshot();
+    CHECK(isAsciiFile(trustedToo, snapshot));
+    PositionMapper ofSnapshot(PositionEncoding::Utf16, snapshot);
+    CHECK(ofSnapshot.location(fromSnapshot, {1, 10}, 1)["range"]
+              .toObject()["start"]
+              .toObject()["character"]
+              .toInt() == 9);
+    CHECK(ofSnapshot.location(notAscii, {1, 10}, 1)["range"]
+              .toObject()["start"]
+              .toObject()["character"]
+              .toInt() == 8); // read: the two bytes of the é are one character
 }
 
 TEST_CASE("URIs: file URIs to paths and back, percent-encoding included", "[protocol]") {
