@@ -3,6 +3,7 @@
 #include "daemon/index_service.h"
 #include "daemon/mailbox.h"
 #include "daemon/runtime_paths.h"
+#include "daemon/search_preparer.h"
 #include "daemon/server.h"
 #include "daemon/watcher.h"
 #include "indexer/compile_db.h"
@@ -131,6 +132,9 @@ bool Daemon::start(std::string* error) {
             options_.store / "data.mdb",
             [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); },
             [server = server_.get()] { return server->answering(); });
+        searchPreparer_ = std::make_unique<SearchPreparer>(*store_, [](const std::string& line) {
+            std::fprintf(stderr, "symdexd: %s\n", line.c_str());
+        });
         storeCheckTimer_.start();
         return true;
     }
@@ -154,6 +158,10 @@ bool Daemon::start(std::string* error) {
         options_.store / "data.mdb",
         [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); },
         [server = server_.get()] { return server->answering(); });
+    // What name searches keep in memory, read now rather than by the first request.
+    searchPreparer_ = std::make_unique<SearchPreparer>(*store_, [](const std::string& line) {
+        std::fprintf(stderr, "symdexd: %s\n", line.c_str());
+    });
     indexer_->start();
     storeCheckTimer_.start();
     return true;
@@ -243,6 +251,8 @@ void Daemon::runFinished(const IndexRunReport& report) {
     watch.push_back(databaseFile_); // first: the last to go when inotify watches run short
     watch.insert(watch.end(), report.files.begin(), report.files.end());
     watcher_->setPaths(watch, report.directories, report.startedAt);
+    if (searchPreparer_)
+        searchPreparer_->request(); // the run committed a new snapshot
 }
 
 void Daemon::logSkipped(const IndexRunReport& report) {
@@ -276,6 +286,7 @@ void Daemon::stop() {
     storeCheckTimer_.stop();
     watcher_.reset();
     warmer_.reset();
+    searchPreparer_.reset();
     if (server_)
         server_->close(); // no new requests
     if (indexer_)

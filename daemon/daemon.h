@@ -27,6 +27,7 @@ namespace symdex::daemon {
 class IndexService;
 class Mailbox;
 class Server;
+class SearchPreparer;
 class Watcher;
 struct IndexRunReport;
 struct ServerContext;
@@ -105,6 +106,7 @@ private:
     std::unique_ptr<Server> server_;
     std::unique_ptr<Watcher> watcher_;
     std::unique_ptr<PageCacheWarmer> warmer_;
+    std::unique_ptr<SearchPreparer> searchPreparer_;
     QTimer progressTimer_;
     /// Identities (st_dev, st_ino) of the store directory and its data file as opened.
     std::pair<dev_t, ino_t> storeDirectoryId_{};

@@ -567,6 +567,20 @@ SymbolStore::Impl::vocabularyOf(const lmdb::Txn& read) const {
     return fresh;
 }
 
+std::optional<size_t> SymbolStore::Impl::Vocabulary::initialsSlot(char a, char b, char c) {
+    auto digit = [](char x) -> std::optional<size_t> {
+        if (x >= 'a' && x <= 'z')
+            return size_t(x - 'a');
+        if (x >= '0' && x <= '9')
+            return size_t(26 + x - '0');
+        return std::nullopt;
+    };
+    const std::optional<size_t> da = digit(a), db = digit(b), dc = digit(c);
+    if (!da || !db || !dc)
+        return std::nullopt;
+    return (*da * 36 + *db) * 36 + *dc;
+}
+
 const SymbolStore::Impl::Vocabulary::Tails& SymbolStore::Impl::Vocabulary::tails() const {
     std::call_once(tailsOnce_, [this] {
         // A counting sort: count each bucket, make the counts starts, place the words in order.
@@ -982,6 +996,24 @@ public:
         return v.namesBefore[span.end] - v.namesBefore[span.begin];
     }
 
+    /// SymbolStore::prepareNameSearch() on this view's snapshot.
+    void prepareNameSearch() {
+        using Vocabulary = SymbolStore::Impl::Vocabulary;
+        const Vocabulary& v = vocabulary();
+        v.tails();
+        v.loadInitials([&](std::vector<uint32_t>& counts) {
+            forEachTokenStarting(
+                std::string(1, kInitialsToken), [&](std::string_view token, size_t count) {
+                    if (token.size() != 4)
+                        throw damagedPostings();
+                    if (const std::optional<size_t> slot =
+                            Vocabulary::initialsSlot(token[1], token[2], token[3]))
+                        counts[*slot] = uint32_t(std::min<size_t>(count, UINT32_MAX));
+                    return true;
+                });
+        });
+    }
+
     const SymbolStore::Impl::Vocabulary& vocabulary() {
         if (!vocabulary_)
             vocabulary_ = s_.vocabularyOf(txn());
@@ -1234,6 +1266,12 @@ public:
     }
 
     size_t postingCount(std::string_view token) override {
+        if (token.size() == 4 && token[0] == kInitialsToken)
+            if (const std::vector<uint32_t>* counts = vocabulary().initials()) {
+                const std::optional<size_t> slot =
+                    SymbolStore::Impl::Vocabulary::initialsSlot(token[1], token[2], token[3]);
+                return slot ? (*counts)[*slot] : 0;
+            }
         const TokenStart* start = tokenStart(token);
         if (!start)
             return 0;
@@ -1694,5 +1732,9 @@ private:
 
 StoreSnapshot SymbolStore::snapshot() const {
     return StoreSnapshot(std::make_unique<LmdbView>(*impl_));
+}
+
+void SymbolStore::prepareNameSearch() const {
+    LmdbView(*impl_).prepareNameSearch();
 }
 } // namespace symdex

@@ -81,6 +81,12 @@ public:
     /// The files staged in the overlay and one LMDB read transaction, taken together.
     StoreSnapshot snapshot() const override;
 
+    /// Reads into memory, for the latest committed snapshot, what name searches of it keep there
+    /// (the vocabulary, its words by ending, and the counts of every initials token, which
+    /// searches use only if loaded this way), so that no search pays for it. A daemon calls it
+    /// off the request path when the store has changed (docs/names.md). Thread-safe.
+    void prepareNameSearch() const;
+
     const std::filesystem::path& directory() const;
 
     /// Rewrites data.mdb without its free pages and with the pages of every table full — a copy

@@ -1115,3 +1115,56 @@ TEST_CASE("a name's declarations are grouped by USR and counted, the definition 
     stores.memory.flush();
     check("committed again", edited);
 }
+
+TEST_CASE(
+    "a search of a prepared snapshot, which counts initials from memory, finds what checking "
+    "every name finds, and a later snapshot is not answered from the counts of an earlier one",
+    "[store][names]") {
+    std::ifstream in(SYMDEX_FIXTURES_DIR "/names/leveldb_names.txt");
+    std::vector<Symbol> symbols;
+    std::string name;
+    uint32_t line = 0;
+    while (std::getline(in, name))
+        symbols.push_back(makeSymbol(name, ++line, true));
+    REQUIRE(symbols.size() > 4000);
+    // The first half, then the rest: the long abbreviations below find their names through
+    // initials only the rest has (their cuts are the ways whose initials some name has).
+    const std::vector<Symbol> first(symbols.begin(), symbols.begin() + 2000);
+    BothStores stores;
+    stores.publish({first});
+    auto& lmdb = stores.lmdb;
+    MemoryStore& memory = stores.memory;
+    const Strings queries = {"faitftnlorte",   "dbterwrtsakete", "adbointetobofite",
+                             "enpottcloelfit", "ltpaliigte",     "glps",
+                             "dbte",           "wrba",           "tete"};
+    auto agree = [&](const char* when) {
+        INFO(when);
+        for (const std::string& query : queries) {
+            INFO(query);
+            CHECK(find(*lmdb, query, 100) == find(memory, query, 100));
+        }
+    };
+    agree("half, unprepared");
+    lmdb->prepareNameSearch();
+    agree("half, prepared");
+    stores.publish({symbols}); // /p/f0.cc again, now with every name
+    agree("all, a snapshot after the prepared one");
+    const Strings all = find(*lmdb, "faitftnlorte", 100);
+    CHECK(std::find(all.begin(), all.end(), "word:FaultInjectionTest_FaultTestNoLogReuse_Test") !=
+          all.end());
+    // Preparing while searches run (each thread's searches agree with the unprepared answer).
+    const Strings expected = find(memory, "faitftnlorte", 100);
+    std::vector<Strings> answers(3);
+    std::vector<std::thread> threads;
+    threads.emplace_back([&] { lmdb->prepareNameSearch(); });
+    for (size_t t = 0; t < answers.size(); ++t)
+        threads.emplace_back([&, t] { answers[t] = find(*lmdb, "faitftnlorte", 100); });
+    for (std::thread& thread : threads)
+        thread.join();
+    for (const Strings& answer : answers)
+        CHECK(answer == expected);
+    agree("all, prepared");
+    stores.publish({first}); // the rest removed again
+    lmdb->prepareNameSearch();
+    agree("half again, prepared");
+}

@@ -1,0 +1,43 @@
+// Prepares the store's name search for its latest snapshot (SymbolStore::prepareNameSearch) on a
+// thread of its own, when asked: at start and after each indexing run, so that the vocabulary
+// and the counts of the initials are in memory before a request needs them.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace symdex {
+class SymbolStore;
+}
+
+namespace symdex::daemon {
+
+class SearchPreparer {
+public:
+    /// Prepares once now; `log` gets a line for a failure.
+    SearchPreparer(const SymbolStore& store, std::function<void(const std::string&)> log);
+    /// Stops after the pass under way, if any.
+    ~SearchPreparer();
+    SearchPreparer(const SearchPreparer&) = delete;
+    SearchPreparer& operator=(const SearchPreparer&) = delete;
+
+    /// Another pass, on the snapshot committed by then. Asks that come while a pass runs make
+    /// one more pass, not one each.
+    void request();
+
+private:
+    void loop();
+
+    const SymbolStore& store_;
+    std::function<void(const std::string&)> log_;
+    std::mutex mu_;
+    std::condition_variable wake_;
+    bool wanted_ = true;    // Requires mu_
+    bool stopping_ = false; // Requires mu_
+    std::thread thread_;
+};
+
+} // namespace symdex::daemon
