@@ -130,6 +130,13 @@ dt_daemon_stop() {
 # Sets dt_state to "STATE pendingChanges runPending runs" from symdex/status.
 dt_status() {
     local body="{\"jsonrpc\":\"2.0\",\"id\":$((++dt_rpc_id)),\"method\":\"symdex/status\"}" line len=0 reply
+    # bash unsets DT_RPC when the coprocess ends: say so, with its log, rather than stop on
+    # an unbound variable.
+    if [ -z "${DT_RPC[1]:-}" ] || [ -z "${DT_RPC[0]:-}" ]; then
+        echo "differential: symdex lsp (the status bridge) has exited; its log:" >&2
+        tail -n 20 "$dt_work/lsp.log" >&2 || true
+        return 1
+    fi
     printf 'Content-Length: %d\r\n\r\n%s' "${#body}" "$body" >&"${DT_RPC[1]}" || return 1
     while IFS= read -r -t 10 line <&"${DT_RPC[0]}"; do
         line=${line%$'\r'}
