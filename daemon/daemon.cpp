@@ -267,6 +267,10 @@ void Daemon::runFinished(const IndexRunReport& report) {
     if (!s.isolationNote.empty())
         std::fprintf(stderr, "symdexd: run %llu: %s\n", static_cast<unsigned long long>(report.run),
                      s.isolationNote.c_str());
+    // Before the clients hear of the run: their next searches then find the new snapshot
+    // prepared, or being prepared (they share what the preparer loads).
+    if (searchPreparer_)
+        searchPreparer_->request();
     server_->indexRunFinished(!report.error.empty()  ? QString::fromStdString(report.error)
                               : !report.kept.empty() ? QString::fromStdString(report.kept)
                                                      : QString("%1 TUs parsed").arg(s.tusParsed));
@@ -276,8 +280,6 @@ void Daemon::runFinished(const IndexRunReport& report) {
     watch.push_back(databaseFile_); // first: the last to go when inotify watches run short
     watch.insert(watch.end(), report.files.begin(), report.files.end());
     watcher_->setPaths(watch, report.directories, report.startedAt);
-    if (searchPreparer_)
-        searchPreparer_->request(); // the run committed a new snapshot
 }
 
 void Daemon::logSkipped(const IndexRunReport& report) {
@@ -311,7 +313,6 @@ void Daemon::stop() {
     storeCheckTimer_.stop();
     watcher_.reset();
     warmer_.reset();
-    searchPreparer_.reset();
     if (server_)
         server_->close(); // no new requests
     if (indexer_)
@@ -323,6 +324,9 @@ void Daemon::stop() {
             std::fprintf(stderr, "symdexd: committing at exit failed: %s\n", e.what());
         }
     }
+    // After the indexer: a pass waiting for the store-wide lock (LockMode::Global) that a TU's
+    // extraction holds gets it once the indexer has stopped.
+    searchPreparer_.reset();
     server_.reset(); // joins the query workers
     indexer_.reset();
     context_.reset();

@@ -76,6 +76,7 @@ public:
     /// The same, the files' records read from `snapshot`, which must outlive the mapper.
     PositionMapper(PositionEncoding encoding, const StoreSnapshot& snapshot)
         : encoding_(encoding), index_(nullptr), snapshot_(&snapshot) {}
+    PositionMapper(PositionEncoding encoding, StoreSnapshot&& snapshot) = delete;
 
     /// The store position (1-based line, byte column) of an LSP position in `path`.
     Position fromLsp(const std::string& path, uint32_t line, uint32_t character);

@@ -561,8 +561,12 @@ SymbolStore::Impl::vocabularyOf(const lmdb::Txn& read) const {
         fresh->longest = std::max(fresh->longest, k.size());
     }
     std::lock_guard lock(vocabularyMu);
-    // An older snapshot's reader does not replace a newer snapshot's vocabulary.
-    if (!vocabulary || vocabulary->environment != environment || vocabulary->txnId <= txnId)
+    // Another reader of the same snapshot may have kept one meanwhile: that one is shared, so
+    // that what SymbolStore::prepareNameSearch() loads into it serves every search of the
+    // snapshot. An older snapshot's reader does not replace a newer snapshot's vocabulary.
+    if (vocabulary && vocabulary->environment == environment && vocabulary->txnId == txnId)
+        return vocabulary;
+    if (!vocabulary || vocabulary->environment != environment || vocabulary->txnId < txnId)
         vocabulary = fresh;
     return fresh;
 }
