@@ -972,12 +972,8 @@ TEST_CASE("each way to cut a query into word starts proposes its own names, howe
                                                   "word:ratTheEdisk", "substring:pirateDisk"});
 }
 
-TEST_CASE("long abbreviations of names of many words find what checking every name finds",
-          "[store][names]") {
-    // 4,228 of LevelDB's names (its gtest classes and 4,000 others, sampled): "faitftnlorte"
-    // cuts into word starts hundreds of ways, and FaultInjectionTest_FaultTestNoLogReuse_Test's
-    // (fa|i|t|f|t|n|lo|re|te) is not among the first 64 unless the ways whose initials no name
-    // has are left out (with them counted, 2 assertions fail).
+/// 4,228 of LevelDB's names (its gtest classes and 4,000 others, sampled), each a definition.
+std::vector<Symbol> leveldbNames() {
     std::ifstream in(SYMDEX_FIXTURES_DIR "/names/leveldb_names.txt");
     std::vector<Symbol> symbols;
     std::string name;
@@ -985,6 +981,16 @@ TEST_CASE("long abbreviations of names of many words find what checking every na
     while (std::getline(in, name))
         symbols.push_back(makeSymbol(name, ++line, true));
     REQUIRE(symbols.size() > 4000);
+    return symbols;
+}
+
+TEST_CASE("long abbreviations of names of many words find what checking every name finds",
+          "[store][names]") {
+    // 4,228 of LevelDB's names (its gtest classes and 4,000 others, sampled): "faitftnlorte"
+    // cuts into word starts hundreds of ways, and FaultInjectionTest_FaultTestNoLogReuse_Test's
+    // (fa|i|t|f|t|n|lo|re|te) is not among the first 64 unless the ways whose initials no name
+    // has are left out (with them counted, 2 assertions fail).
+    const std::vector<Symbol> symbols = leveldbNames();
     BothStores stores;
     stores.publish({symbols});
     auto& lmdb = stores.lmdb;
@@ -1120,13 +1126,7 @@ TEST_CASE(
     "a search of a prepared snapshot, which counts initials from memory, finds what checking "
     "every name finds, and a later snapshot is not answered from the counts of an earlier one",
     "[store][names]") {
-    std::ifstream in(SYMDEX_FIXTURES_DIR "/names/leveldb_names.txt");
-    std::vector<Symbol> symbols;
-    std::string name;
-    uint32_t line = 0;
-    while (std::getline(in, name))
-        symbols.push_back(makeSymbol(name, ++line, true));
-    REQUIRE(symbols.size() > 4000);
+    const std::vector<Symbol> symbols = leveldbNames();
     // The first half, then the rest: the long abbreviations below find their names through
     // initials only the rest has (their cuts are the ways whose initials some name has).
     const std::vector<Symbol> first(symbols.begin(), symbols.begin() + 2000);
