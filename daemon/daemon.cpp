@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -32,7 +31,7 @@ Daemon::Daemon(DaemonOptions options, QObject* parent)
 
 namespace {
 
-/// Returns once the coarse clock, which stamps a run's start (IndexService) and files' ctimes
+/// Returns once coarseRealTime(), which stamps a run's start (IndexService) and files' ctimes
 /// alike, has passed `path`'s ctime, waiting 20 ms at most. The store's directory, made in the
 /// tree a moment ago (its default, ROOT/.symdex), changed its parent: within the same 4 ms tick
 /// as the first run's start, the watcher took that for a change the run may have missed, and
@@ -44,13 +43,8 @@ void waitPastChange(const std::filesystem::path& path) {
         return;
     const auto changed =
         std::chrono::seconds(st.st_ctim.tv_sec) + std::chrono::nanoseconds(st.st_ctim.tv_nsec);
-    for (int i = 0; i < 20; ++i) {
-        timespec now{};
-        ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-        if (std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec) > changed)
-            return;
+    for (int i = 0; i < 20 && coarseRealTime() <= changed; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
 }
 
 std::optional<std::pair<dev_t, ino_t>> fileId(const std::filesystem::path& path) {
