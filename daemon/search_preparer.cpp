@@ -37,10 +37,12 @@ void SearchPreparer::loop() {
             wanted_ = false;
         }
         try {
+            // The pages first: the search's own reads then fault none in either.
+            store_.prefaultMap();
             store_.prepareNameSearch();
         } catch (const std::exception& e) {
             // Searches read what they need themselves: nothing is lost but time.
-            log_(std::string("preparing name search: ") + e.what());
+            log_(std::string("preparing the store for requests: ") + e.what());
         }
     }
 }

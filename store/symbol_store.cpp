@@ -11,12 +11,17 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <numeric>
 #include <optional>
 #include <ranges>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <tuple>
 #include <unistd.h>
 #include <unordered_map>
@@ -1740,5 +1745,32 @@ StoreSnapshot SymbolStore::snapshot() const {
 
 void SymbolStore::prepareNameSearch() const {
     LmdbView(*impl_).prepareNameSearch();
+}
+
+size_t SymbolStore::prefaultMap() const {
+    // The read transaction's shared lock keeps the map where it is (resizeMap remaps it).
+    Impl::ReadTxn read = impl_->beginRead();
+    int fd = -1;
+    struct stat file {};
+    if (mdb_env_get_fd(impl_->env.get(), &fd) != MDB_SUCCESS || fstat(fd, &file) != 0)
+        return 0;
+    // LMDB does not say where its map is (store_check.cpp): the mapping of data.mdb's inode.
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        unsigned long start = 0, end = 0, offset = 0, inode = 0;
+        unsigned major = 0, minor = 0;
+        char perms[5] = {};
+        if (std::sscanf(line.c_str(), "%lx-%lx %4s %lx %x:%x %lu", &start, &end, perms, &offset,
+                        &major, &minor, &inode) != 7 ||
+            inode != file.st_ino || major != ::major(file.st_dev) ||
+            minor != ::minor(file.st_dev) || offset != 0)
+            continue;
+        const size_t bytes = std::min<size_t>(end - start, size_t(file.st_size));
+        if (madvise(reinterpret_cast<void*>(start), bytes, MADV_POPULATE_READ) != 0)
+            return 0;
+        return bytes;
+    }
+    return 0;
 }
 } // namespace symdex

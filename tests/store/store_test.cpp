@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -816,6 +817,58 @@ void fillStore(const std::filesystem::path& directory, int files) {
         store->publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
     }
     store->flush();
+}
+
+/// Bytes of `file` this process has mapped in its page tables (the Rss of its mappings in
+/// /proc/self/smaps).
+size_t residentBytesOfMapping(const std::filesystem::path& file) {
+    std::ifstream smaps("/proc/self/smaps");
+    const std::string name = std::filesystem::canonical(file).string();
+    size_t kb = 0;
+    bool inFile = false;
+    for (std::string line; std::getline(smaps, line);) {
+        if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+            line.find(' ') != std::string::npos && line.find(':') > line.find(' '))
+            inFile = line.size() >= name.size() && line.ends_with(" " + name);
+        else if (inFile && line.starts_with("Rss:"))
+            kb += std::stoul(line.substr(4));
+    }
+    return kb * 1024;
+}
+
+TEST_CASE("prefaultMap maps all of data.mdb into the process, again after the map grew",
+          "[store]") {
+    TempDir dir;
+    fillStore(dir.path(), 40);
+    const std::filesystem::path data = dir.path() / "data.mdb";
+    StoreOptions options;
+    options.directory = dir.path();
+    options.initialMapSize = 64 * 1024;
+    auto store = SymbolStore::open(options);
+    const size_t size = std::filesystem::file_size(data);
+    REQUIRE(size > 256 * 1024);
+    // Opened, not read: only a few pages mapped.
+    CHECK(residentBytesOfMapping(data) < size / 4);
+    CHECK(store->prefaultMap() == size);
+    CHECK(residentBytesOfMapping(data) >= size);
+
+    // More files: the file and the map grow (remapped), and the new pages are mapped on the
+    // next call.
+    for (int f = 40; f < 80; ++f) {
+        std::vector<Symbol> symbols;
+        for (int i = 0; i < 200; ++i)
+            symbols.push_back(makeSymbol("more_" + std::to_string(f) + "_" + std::to_string(i),
+                                         SymbolKind::Variable, uint32_t(i + 1), true));
+        std::string path = "/p/more" + std::to_string(f) + ".cc";
+        store->publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
+    }
+    store->flush();
+    CHECK(store->commitStats().mapGrowths > 0);
+    const size_t grown = std::filesystem::file_size(data);
+    REQUIRE(grown > size);
+    CHECK(store->prefaultMap() == grown);
+    CHECK(residentBytesOfMapping(data) >= grown);
+    CHECK(store->resolveName("more_79_199").size() == 1);
 }
 
 // Run by the next test in a process of its own: LMDB forbids one environment twice in a process.
