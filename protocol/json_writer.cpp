@@ -9,7 +9,7 @@ namespace symdex::protocol {
 JsonWriter& JsonWriter::key(std::string_view name) {
     separate();
     out_ += '"';
-    out_.append(name.data(), qsizetype(name.size()));
+    out_.append(name);
     out_ += "\":";
     needComma_ = false;
     return *this;
@@ -24,7 +24,7 @@ void JsonWriter::value(int64_t number) {
     separate();
     char digits[24];
     const auto [end, error] = std::to_chars(digits, digits + sizeof digits, number);
-    out_.append(digits, qsizetype(end - digits));
+    out_.append(digits, size_t(end - digits));
 }
 
 void JsonWriter::value(bool b) {
@@ -34,12 +34,14 @@ void JsonWriter::value(bool b) {
 
 void JsonWriter::raw(std::string_view json) {
     separate();
-    out_.append(json.data(), qsizetype(json.size()));
+    out_.append(json);
 }
 
 QByteArray JsonWriter::take() {
     needComma_ = false;
-    return std::exchange(out_, {});
+    QByteArray text(out_.data(), qsizetype(out_.size()));
+    out_.clear();
+    return text;
 }
 
 void JsonWriter::quoted(std::string_view utf8) {
@@ -54,7 +56,7 @@ void JsonWriter::quoted(std::string_view utf8) {
     static constexpr char kHex[] = "0123456789abcdef";
     out_ += '"';
     size_t plain = 0; // start of the run of bytes that need no escape
-    auto flush = [&](size_t upTo) { out_.append(utf8.data() + plain, qsizetype(upTo - plain)); };
+    auto flush = [&](size_t upTo) { out_.append(utf8.data() + plain, upTo - plain); };
     for (size_t i = 0; i < utf8.size(); ++i) {
         const unsigned char c = static_cast<unsigned char>(utf8[i]);
         if (c >= 0x20 && c != '"' && c != '\\')

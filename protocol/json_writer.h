@@ -7,6 +7,7 @@
 #include <QByteArray>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -52,7 +53,9 @@ private:
     }
     void quoted(std::string_view utf8);
 
-    QByteArray out_;
+    // A std::string, whose appends are inline: QByteArray's each went through an out-of-line
+    // insert, 4% of a workspace/symbol request's instructions (docs/measurements.md).
+    std::string out_;
     bool needComma_ = false;
 };
 
