@@ -146,13 +146,7 @@ bool Daemon::start(std::string* error) {
     if (options_.readOnly) {
         std::fprintf(stderr, "symdexd: pid %d serving %s read-only on %s (root %s)\n",
                      int(::getpid()), options_.store.c_str(), socketPath_.c_str(), root_.c_str());
-        warmer_ = std::make_unique<PageCacheWarmer>(
-            options_.store / "data.mdb",
-            [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); },
-            [server = server_.get()] { return server->answering(); });
-        searchPreparer_ = std::make_unique<SearchPreparer>(*store_, [](const std::string& line) {
-            std::fprintf(stderr, "symdexd: %s\n", line.c_str());
-        });
+        startPreparing();
         storeCheckTimer_.start();
         return true;
     }
@@ -170,20 +164,27 @@ bool Daemon::start(std::string* error) {
     std::fprintf(stderr, "symdexd: pid %d serving %s on %s (root %s, database %s)\n",
                  int(::getpid()), options_.store.c_str(), socketPath_.c_str(), root_.c_str(),
                  options_.database.c_str());
-    // The store's pages into the page cache while the first requests come: a query on a cold
-    // cache waits for the disk at every page it touches (store/page_cache.h).
-    warmer_ = std::make_unique<PageCacheWarmer>(
-        options_.store / "data.mdb",
-        [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); },
-        [server = server_.get()] { return server->answering(); });
-    // What name searches keep in memory, read now rather than by the first request.
-    searchPreparer_ = std::make_unique<SearchPreparer>(*store_, [](const std::string& line) {
-        std::fprintf(stderr, "symdexd: %s\n", line.c_str());
-    });
+    startPreparing();
     waitPastChange(options_.store.parent_path());
     indexer_->start();
     storeCheckTimer_.start();
     return true;
+}
+
+void Daemon::startPreparing() {
+    // The store's pages mapped and what name searches keep in memory read now, rather than by
+    // the first requests (daemon/search_preparer.h).
+    searchPreparer_ = std::make_unique<SearchPreparer>(*store_, [](const std::string& line) {
+        std::fprintf(stderr, "symdexd: %s\n", line.c_str());
+    });
+    // The store's pages into the page cache while the first requests come: a query on a cold
+    // cache waits for the disk at every page it touches (store/page_cache.h). Once it holds
+    // them, the preparer maps them. The warmer stops before the preparer does (stop()).
+    warmer_ = std::make_unique<PageCacheWarmer>(
+        options_.store / "data.mdb",
+        [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); },
+        [server = server_.get()] { return server->answering(); },
+        [preparer = searchPreparer_.get()] { preparer->request(); });
 }
 
 bool Daemon::storeInPlace(std::string* why) const {

@@ -92,6 +92,8 @@ private:
     void reportProgress();
     /// Emits storeLost() (once) if the store is no longer the one opened. Cheap: three stat calls.
     void checkStore();
+    /// Starts the search preparer and the page cache warmer (at the end of start()).
+    void startPreparing();
     bool storeInPlace(std::string* why) const;
 
     DaemonOptions options_;

@@ -79,8 +79,9 @@ uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& s
 
 PageCacheWarmer::PageCacheWarmer(std::filesystem::path file,
                                  std::function<void(const std::string&)> log,
-                                 std::function<bool()> busy)
-    : thread_([this, file = std::move(file), log = std::move(log), busy = std::move(busy)] {
+                                 std::function<bool()> busy, std::function<void()> readThrough)
+    : thread_([this, file = std::move(file), log = std::move(log), busy = std::move(busy),
+               readThrough = std::move(readThrough)] {
           std::error_code ec;
           const uint64_t size = std::filesystem::file_size(file, ec);
           if (ec)
@@ -100,6 +101,8 @@ PageCacheWarmer::PageCacheWarmer(std::filesystem::path file,
           std::snprintf(seconds, sizeof seconds, "%.2f", took.count());
           log("read " + mebibytes(bytes) + " of " + file.string() + " into the page cache (" +
               seconds + " s)");
+          if (readThrough && !stop_ && bytes >= size)
+              readThrough();
       }) {}
 
 PageCacheWarmer::~PageCacheWarmer() {

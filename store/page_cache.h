@@ -30,12 +30,14 @@ uint64_t readAhead(const std::filesystem::path& file, const std::atomic<bool>& s
                    const std::function<bool()>& busy = {});
 
 /// readAhead() of a store's data file on a thread of its own at idle CPU and I/O priority, when
-/// worthReadingAhead() says so; `log` gets one line saying what was done. The destructor stops
-/// the thread between two chunks and joins it.
+/// worthReadingAhead() says so; `log` gets one line saying what was done, and `readThrough`
+/// (when given) is called on that thread once the whole file was read (symdexd then maps the
+/// pages in: SymbolStore::prefaultMap). The destructor stops the thread between two chunks and
+/// joins it.
 class PageCacheWarmer {
 public:
     PageCacheWarmer(std::filesystem::path file, std::function<void(const std::string&)> log,
-                    std::function<bool()> busy = {});
+                    std::function<bool()> busy = {}, std::function<void()> readThrough = {});
     ~PageCacheWarmer();
     PageCacheWarmer(const PageCacheWarmer&) = delete;
     PageCacheWarmer& operator=(const PageCacheWarmer&) = delete;

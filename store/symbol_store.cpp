@@ -1766,10 +1766,29 @@ size_t SymbolStore::prefaultMap() const {
             inode != file.st_ino || major != ::major(file.st_dev) ||
             minor != ::minor(file.st_dev) || offset != 0)
             continue;
-        const size_t bytes = std::min<size_t>(end - start, size_t(file.st_size));
-        if (madvise(reinterpret_cast<void*>(start), bytes, MADV_POPULATE_READ) != 0)
+        const size_t page = size_t(sysconf(_SC_PAGESIZE));
+        const size_t pages = std::min<size_t>(end - start, size_t(file.st_size)) / page;
+        // Only the pages the page cache holds: mapping the others would read them from the
+        // disk, which PageCacheWarmer does at idle priority and only while no request waits.
+        std::vector<unsigned char> cached(pages);
+        char* const base = reinterpret_cast<char*>(start);
+        if (pages == 0 || mincore(base, pages * page, cached.data()) != 0)
             return 0;
-        return bytes;
+        size_t mapped = 0;
+        for (size_t first = 0; first < pages;) {
+            if (!(cached[first] & 1)) {
+                ++first;
+                continue;
+            }
+            size_t last = first;
+            while (last < pages && (cached[last] & 1))
+                ++last;
+            if (madvise(base + first * page, (last - first) * page, MADV_POPULATE_READ) != 0)
+                return mapped;
+            mapped += (last - first) * page;
+            first = last;
+        }
+        return mapped;
     }
     return 0;
 }

@@ -87,10 +87,12 @@ public:
     /// off the request path when the store has changed (docs/names.md). Thread-safe.
     void prepareNameSearch() const;
 
-    /// Maps the pages of data.mdb into this process (madvise MADV_POPULATE_READ on LMDB's map,
-    /// up to the file's end), so that the requests after it do not each fault in the pages they
-    /// read; returns the bytes mapped, 0 when the kernel cannot (before Linux 5.14) or the map
-    /// is not found. Thread-safe; a daemon calls it off the request path, as prepareNameSearch.
+    /// Maps the pages of data.mdb that the page cache holds into this process (madvise
+    /// MADV_POPULATE_READ on LMDB's map), so that the requests after it do not each fault in the
+    /// pages they read (6.7-17 us a fault on this project's machines, bench/fault_cost); pages
+    /// not cached are left to PageCacheWarmer and the reads that need them. Returns the bytes
+    /// mapped: 0 when the kernel cannot (before Linux 5.14) or the map is not found. Thread-safe;
+    /// a daemon calls it off the request path, as prepareNameSearch.
     size_t prefaultMap() const;
 
     const std::filesystem::path& directory() const;

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -836,19 +837,34 @@ size_t residentBytesOfMapping(const std::filesystem::path& file) {
     return kb * 1024;
 }
 
-TEST_CASE("prefaultMap maps all of data.mdb into the process, again after the map grew",
+TEST_CASE("prefaultMap maps what the page cache holds of data.mdb into the process, again after "
+          "the map grew",
           "[store]") {
     TempDir dir;
     fillStore(dir.path(), 40);
     const std::filesystem::path data = dir.path() / "data.mdb";
+    const size_t size = std::filesystem::file_size(data);
+    REQUIRE(size > 256 * 1024);
     StoreOptions options;
     options.directory = dir.path();
     options.initialMapSize = 64 * 1024;
     auto store = SymbolStore::open(options);
-    const size_t size = std::filesystem::file_size(data);
-    REQUIRE(size > 256 * 1024);
     // Opened, not read: only a few pages mapped.
     CHECK(residentBytesOfMapping(data) < size / 4);
+    {
+        // Out of the page cache (written back first: dirty pages stay; pages a process maps
+        // stay): only those few are left, and they are all it maps.
+        const int fd = ::open(data.c_str(), O_RDONLY);
+        REQUIRE(fd >= 0);
+        CHECK(::fdatasync(fd) == 0);
+        CHECK(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+        ::close(fd);
+    }
+    const size_t fromCold = store->prefaultMap();
+    CHECK(fromCold < size / 4);
+    CHECK(residentBytesOfMapping(data) < size / 4);
+    // Read through (as PageCacheWarmer does): now all of it.
+    std::ifstream(data, std::ios::binary).ignore(std::numeric_limits<std::streamsize>::max());
     CHECK(store->prefaultMap() == size);
     CHECK(residentBytesOfMapping(data) >= size);
 
@@ -1447,12 +1463,16 @@ TEST_CASE("the page cache warmer reads a store's file ahead, and not one too lar
     CHECK(readAhead(dir / "missing", stop) == 0);
 
     std::vector<std::string> lines;
+    int readThrough = 0; // called on the warmer's thread, read after it is joined
     {
-        PageCacheWarmer warmer(file, [&](const std::string& line) { lines.push_back(line); });
+        PageCacheWarmer warmer(
+            file, [&](const std::string& line) { lines.push_back(line); }, {},
+            [&] { ++readThrough; });
         warmer.wait();
     }
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].find("read 24.0 MiB of " + file) == 0);
+    CHECK(readThrough == 1);
 }
 
 TEST_CASE("absent paths: one id a path, shared by the TUs that probed it, dropped when asked and "
