@@ -1,6 +1,7 @@
 // fault_cost: what a page fault costs on this machine, for a file mapped shared (as LMDB maps
-// data.mdb: the kernel maps up to 16 pages of the page cache a fault, "fault-around") and for
-// anonymous memory (the heap's new pages), and what MADV_POPULATE_READ takes for the whole file.
+// data.mdb: the kernel maps the cached pages around the one faulted, 16 or more, "fault-around")
+// and for anonymous memory (the heap's new pages, small pages asked for), and what
+// MADV_POPULATE_READ takes for the whole file.
 //
 //   fault_cost FILE [ROUNDS]
 //
@@ -69,28 +70,35 @@ int main(int argc, char** argv) {
         return 1;
     }
     const size_t size = size_t(st.st_size), page = size_t(sysconf(_SC_PAGESIZE));
+    const size_t anonBytes = size_t(64) << 20;
     for (int round = 0; round < rounds; ++round) {
         void* file = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+        void* again = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+        void* anon =
+            mmap(nullptr, anonBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (file == MAP_FAILED || again == MAP_FAILED || anon == MAP_FAILED) {
+            std::fprintf(stderr, "fault_cost: mmap: %s\n", std::strerror(errno));
+            return 1;
+        }
         const auto [fileFaults, fileSeconds] = read(static_cast<char*>(file), size, page);
         munmap(file, size);
 
-        file = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
         const double start = now();
-        const int populated = madvise(file, size, MADV_POPULATE_READ);
+        const int populated = madvise(again, size, MADV_POPULATE_READ);
         const double populateSeconds = now() - start;
-        munmap(file, size);
+        munmap(again, size);
 
-        const size_t anonBytes = size_t(64) << 20;
-        void* anon =
-            mmap(nullptr, anonBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        madvise(anon, anonBytes, MADV_NOHUGEPAGE); // malloc's heap is in small pages
         const auto [anonFaults, anonSeconds] = write(static_cast<char*>(anon), anonBytes, page);
         munmap(anon, anonBytes);
 
         std::printf("round %d: file %zu pages, %ld faults, %.2f us a fault (%.1f pages each); "
-                    "MADV_POPULATE_READ of it %.2f ms%s; anonymous %.2f us a fault\n",
+                    "MADV_POPULATE_READ of it %.2f ms%s; anonymous %.2f us a fault (%.1f pages "
+                    "each)\n",
                     round + 1, size / page, fileFaults, fileSeconds * 1e6 / double(fileFaults),
                     double(size / page) / double(fileFaults), populateSeconds * 1e3,
-                    populated == 0 ? "" : " (refused)", anonSeconds * 1e6 / double(anonFaults));
+                    populated == 0 ? "" : " (refused)", anonSeconds * 1e6 / double(anonFaults),
+                    double(anonBytes / page) / double(anonFaults));
     }
     return 0;
 }

@@ -107,8 +107,10 @@ private:
     std::unique_ptr<ServerContext> context_;
     std::unique_ptr<Server> server_;
     std::unique_ptr<Watcher> watcher_;
-    std::unique_ptr<PageCacheWarmer> warmer_;
+    // The preparer first: the warmer's thread asks it for a pass, so the warmer goes first
+    // (stop() resets them in that order too).
     std::unique_ptr<SearchPreparer> searchPreparer_;
+    std::unique_ptr<PageCacheWarmer> warmer_;
     QTimer progressTimer_;
     /// Identities (st_dev, st_ino) of the store directory and its data file as opened.
     std::pair<dev_t, ino_t> storeDirectoryId_{};

@@ -36,13 +36,17 @@ void SearchPreparer::loop() {
                 return;
             wanted_ = false;
         }
+        // The pages first: the search's own reads then fault none in either. Each step on its
+        // own: requests read what they need themselves, so a failure loses nothing but time.
         try {
-            // The pages first: the search's own reads then fault none in either.
             store_.prefaultMap();
+        } catch (const std::exception& e) {
+            log_(std::string("mapping the store's pages: ") + e.what());
+        }
+        try {
             store_.prepareNameSearch();
         } catch (const std::exception& e) {
-            // Searches read what they need themselves: nothing is lost but time.
-            log_(std::string("preparing the store for requests: ") + e.what());
+            log_(std::string("preparing name search: ") + e.what());
         }
     }
 }

@@ -1,9 +1,10 @@
 // Prepares the store for requests on a thread of its own, when asked: at start and after each
-// indexing run. It maps data.mdb's pages into the process (SymbolStore::prefaultMap), so that a
-// request does not fault in each page it reads first (on this project's machines a fault costs
-// 8-9 us, and a workspace/symbol request touched ~28 new pages of the map: docs/measurements.md),
-// and loads the name search's vocabulary and initials counts of the latest snapshot
-// (SymbolStore::prepareNameSearch) before a request needs them.
+// indexing run, and when PageCacheWarmer has read the store through. It maps the pages of
+// data.mdb the page cache holds into the process (SymbolStore::prefaultMap), so that a request
+// does not fault in each page it reads first (on this project's machines a fault of the map
+// costs 6.7-17 us, bench/fault_cost, and a first workspace/symbol of a substring at 300k names
+// took ~28 of them: docs/measurements.md), and loads the name search's vocabulary and initials
+// counts of the latest snapshot (SymbolStore::prepareNameSearch) before a request needs them.
 #pragma once
 
 #include <condition_variable>

@@ -21,11 +21,14 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <tuple>
 #include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
+
+#ifndef MADV_POPULATE_READ // glibc before 2.35; the kernel's since 5.14
+#define MADV_POPULATE_READ 22
+#endif
 
 namespace symdex {
 
@@ -1748,24 +1751,35 @@ void SymbolStore::prepareNameSearch() const {
 }
 
 size_t SymbolStore::prefaultMap() const {
-    // The read transaction's shared lock keeps the map where it is (resizeMap remaps it).
+    // The read transaction's shared lock keeps the map where it is (resizeMap remaps it), and a
+    // value it reads points into the map: the mapping of /proc/self/maps that holds it is
+    // LMDB's (it does not say where its map is, store_check.cpp). Found by address, not by
+    // device and inode: on btrfs stat's device is the subvolume's, not the one maps shows.
     Impl::ReadTxn read = impl_->beginRead();
+    const std::optional<std::string_view> format = read.txn.get(impl_->meta, "format");
     int fd = -1;
     struct stat file {};
-    if (mdb_env_get_fd(impl_->env.get(), &fd) != MDB_SUCCESS || fstat(fd, &file) != 0)
+    if (!format || mdb_env_get_fd(impl_->env.get(), &fd) != MDB_SUCCESS || fstat(fd, &file) != 0)
         return 0;
-    // LMDB does not say where its map is (store_check.cpp): the mapping of data.mdb's inode.
+    // mincore tells which pages the page cache holds only to a process that owns the file or
+    // may write it (Linux 5.0 on); to others it says all of them, and mapping "all" would read
+    // the store from the disk ahead of requests: a read-only daemon serving another user's
+    // store does not prefault.
+    const std::filesystem::path data = impl_->options.directory / "data.mdb";
+    if (geteuid() != 0 && geteuid() != file.st_uid &&
+        faccessat(AT_FDCWD, data.c_str(), W_OK, AT_EACCESS) != 0)
+        return 0;
+    const auto inside = reinterpret_cast<uintptr_t>(format->data());
     std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
+    for (std::string line; std::getline(maps, line);) {
         unsigned long start = 0, end = 0, offset = 0, inode = 0;
-        unsigned major = 0, minor = 0;
-        char perms[5] = {};
-        if (std::sscanf(line.c_str(), "%lx-%lx %4s %lx %x:%x %lu", &start, &end, perms, &offset,
-                        &major, &minor, &inode) != 7 ||
-            inode != file.st_ino || major != ::major(file.st_dev) ||
-            minor != ::minor(file.st_dev) || offset != 0)
+        char perms[5] = {}, device[32] = {};
+        if (std::sscanf(line.c_str(), "%lx-%lx %4s %lx %31s %lu", &start, &end, perms, &offset,
+                        device, &inode) != 6 ||
+            inside < start || inside >= end)
             continue;
+        if (inode != file.st_ino || offset != 0)
+            return 0;
         const size_t page = size_t(sysconf(_SC_PAGESIZE));
         const size_t pages = std::min<size_t>(end - start, size_t(file.st_size)) / page;
         // Only the pages the page cache holds: mapping the others would read them from the
@@ -1774,6 +1788,9 @@ size_t SymbolStore::prefaultMap() const {
         char* const base = reinterpret_cast<char*>(start);
         if (pages == 0 || mincore(base, pages * page, cached.data()) != 0)
             return 0;
+        // In pieces: each madvise holds the process's mmap lock, which malloc's mmap and munmap
+        // of other threads wait for.
+        const size_t piece = (size_t(8) << 20) / page;
         size_t mapped = 0;
         for (size_t first = 0; first < pages;) {
             if (!(cached[first] & 1)) {
@@ -1781,7 +1798,7 @@ size_t SymbolStore::prefaultMap() const {
                 continue;
             }
             size_t last = first;
-            while (last < pages && (cached[last] & 1))
+            while (last < pages && last - first < piece && (cached[last] & 1))
                 ++last;
             if (madvise(base + first * page, (last - first) * page, MADV_POPULATE_READ) != 0)
                 return mapped;
