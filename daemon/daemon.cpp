@@ -174,6 +174,7 @@ bool Daemon::start(std::string* error) {
 void Daemon::startPreparing() {
     // The store's pages mapped and what name searches keep in memory read now, rather than by
     // the first requests (daemon/search_preparer.h).
+    preparedStamp_ = dataStamp();
     searchPreparer_ = std::make_unique<SearchPreparer>(*store_, [](const std::string& line) {
         std::fprintf(stderr, "symdexd: %s\n", line.c_str());
     });
@@ -206,12 +207,28 @@ bool Daemon::storeInPlace(std::string* why) const {
     return true;
 }
 
+/// data.mdb's modification time and size: what another process's commit changes.
+std::pair<int64_t, int64_t> Daemon::dataStamp() const {
+    struct stat st {};
+    if (::stat((options_.store / "data.mdb").c_str(), &st) != 0)
+        return {};
+    return {int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, int64_t(st.st_size)};
+}
+
 void Daemon::checkStore() {
     if (storeLost_ || stopped_ || !lock_)
         return;
     std::string why;
-    if (storeInPlace(&why))
+    if (storeInPlace(&why)) {
+        // A read-only daemon's store changes by other processes' commits, which no run of its
+        // own announces: each new one is prepared too (its pages mapped, its vocabulary read).
+        if (options_.readOnly && searchPreparer_)
+            if (const auto stamp = dataStamp(); stamp != preparedStamp_) {
+                preparedStamp_ = stamp;
+                searchPreparer_->request();
+            }
         return;
+    }
     storeLost_ = true;
     storeCheckTimer_.stop();
     std::fprintf(stderr,

@@ -94,6 +94,7 @@ private:
     void checkStore();
     /// Starts the search preparer and the page cache warmer (at the end of start()).
     void startPreparing();
+    std::pair<int64_t, int64_t> dataStamp() const;
     bool storeInPlace(std::string* why) const;
 
     DaemonOptions options_;
@@ -114,6 +115,8 @@ private:
     QTimer progressTimer_;
     /// Identities (st_dev, st_ino) of the store directory and its data file as opened.
     std::pair<dev_t, ino_t> storeDirectoryId_{};
+    /// dataStamp() when the preparer was last asked for a read-only daemon's store.
+    std::pair<int64_t, int64_t> preparedStamp_{};
     std::pair<dev_t, ino_t> dataFileId_{};
     QTimer storeCheckTimer_;
     bool storeLost_ = false;

@@ -2,6 +2,7 @@
 
 #include "store/symbol_store.h"
 
+#include <cstdio>
 #include <exception>
 
 namespace symdex::daemon {
@@ -38,13 +39,18 @@ void SearchPreparer::loop() {
         }
         // The pages first: the search's own reads then fault none in either. Each step on its
         // own: requests read what they need themselves, so a failure loses nothing but time.
+        size_t mapped = 0;
         try {
-            store_.prefaultMap();
+            mapped = store_.prefaultMap();
         } catch (const std::exception& e) {
             log_(std::string("mapping the store's pages: ") + e.what());
         }
         try {
             store_.prepareNameSearch();
+            char mib[32];
+            std::snprintf(mib, sizeof mib, "%.1f", double(mapped) / (1 << 20));
+            log_(std::string("prepared for requests: ") + mib +
+                 " MiB of data.mdb mapped, name search read");
         } catch (const std::exception& e) {
             log_(std::string("preparing name search: ") + e.what());
         }

@@ -21,7 +21,7 @@ namespace symdex::daemon {
 
 class SearchPreparer {
 public:
-    /// Prepares once now; `log` gets a line for a failure.
+    /// Prepares once now; `log` gets a line for each pass and for a failure.
     SearchPreparer(const SymbolStore& store, std::function<void(const std::string&)> log);
     /// Stops after the pass under way, if any.
     ~SearchPreparer();

@@ -1073,6 +1073,18 @@ TEST_CASE("daemon: a TU that hangs is stopped by --tu-timeout, logged, and not p
     CHECK(status["lastRun"]["tus"].toArray().isEmpty());
 }
 
+namespace {
+
+/// How many times `what` occurs in `text`.
+size_t countOf(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+} // namespace
+
 // Not under ASan+UBSan: with no descriptor free in the daemon, UBSan's vptr check (which probes
 // memory through a pipe) takes every virtual call for one on an invalid object and stops it.
 #if !defined(__SANITIZE_ADDRESS__)
@@ -1094,13 +1106,6 @@ long cpuTicks(pid_t pid) {
         }
     }
     return utime + stime;
-}
-
-size_t countOf(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
 }
 
 } // namespace
@@ -1208,12 +1213,18 @@ TEST_CASE("daemon: --read-only serves a store another process writes, and indexe
     const QJsonObject query{{"query", "addedWhileReadOnly"}};
     CHECK(client->call("workspace/symbol", query).toArray().isEmpty());
     CHECK(client->call("symdex/status").toObject()["runs"].toInt() == 0);
-    // ...until another process commits: the daemon serves it from then on.
+    // ...until another process commits: the daemon serves it from then on, and prepares the
+    // new snapshot for requests as it does after a run of its own (checked each second).
+    const size_t prepared = countOf(daemon.log(), "prepared for requests: ");
+    CHECK(prepared >= 1); // at start
     std::filesystem::rename(tree.dir / "compile_commands.json",
                             tree.root / "compile_commands.json");
     indexElsewhere();
     CHECK(client->call("workspace/symbol", query).toArray().size() == 1);
     CHECK(client->call("symdex/status").toObject()["runs"].toInt() == 0);
+    for (int i = 0; i < 100 && countOf(daemon.log(), "prepared for requests: ") == prepared; ++i)
+        std::this_thread::sleep_for(100ms);
+    CHECK(countOf(daemon.log(), "prepared for requests: ") > prepared);
 }
 
 namespace {
