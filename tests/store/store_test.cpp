@@ -803,20 +803,26 @@ TEST_CASE("the map grows when full and nothing is lost", "[store]") {
     CHECK(store->resolveName("sym_39_199").size() == 1);
 }
 
+/// Publishes files /p/PREFIXf.cc for f in [first, last), each defining 200 variables
+/// PREFIX_f_i.
+void publishFiles(SymbolStore& store, const std::string& prefix, int first, int last) {
+    for (int f = first; f < last; ++f) {
+        std::vector<Symbol> symbols;
+        for (int i = 0; i < 200; ++i)
+            symbols.push_back(makeSymbol(prefix + "_" + std::to_string(f) + "_" + std::to_string(i),
+                                         SymbolKind::Variable, uint32_t(i + 1), true));
+        std::string path = "/p/" + prefix + std::to_string(f) + ".cc";
+        store.publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
+    }
+}
+
 /// Fills the store in `directory` (from 64 KiB, so that its map grows) with `files` files.
 void fillStore(const std::filesystem::path& directory, int files) {
     StoreOptions options;
     options.directory = directory;
     options.initialMapSize = 64 * 1024;
     auto store = SymbolStore::open(options);
-    for (int f = 0; f < files; ++f) {
-        std::vector<Symbol> symbols;
-        for (int i = 0; i < 200; ++i)
-            symbols.push_back(makeSymbol("grown_" + std::to_string(f) + "_" + std::to_string(i),
-                                         SymbolKind::Variable, uint32_t(i + 1), true));
-        std::string path = "/p/grown" + std::to_string(f) + ".cc";
-        store->publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
-    }
+    publishFiles(*store, "grown", 0, files);
     store->flush();
 }
 
@@ -895,14 +901,7 @@ TEST_CASE("prefaultMap maps what the page cache holds of data.mdb into the proce
 
     // More files: the file and the map grow (remapped), and the new pages are mapped on the
     // next call.
-    for (int f = 160; f < 240; ++f) {
-        std::vector<Symbol> symbols;
-        for (int i = 0; i < 200; ++i)
-            symbols.push_back(makeSymbol("more_" + std::to_string(f) + "_" + std::to_string(i),
-                                         SymbolKind::Variable, uint32_t(i + 1), true));
-        std::string path = "/p/more" + std::to_string(f) + ".cc";
-        store->publish(makeTu(path, {makeFile(path, 1, std::move(symbols), {})}));
-    }
+    publishFiles(*store, "more", 160, 240);
     store->flush();
     CHECK(store->commitStats().mapGrowths > 0);
     const size_t grown = std::filesystem::file_size(data);
