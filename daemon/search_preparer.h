@@ -2,7 +2,7 @@
 // indexing run, and when PageCacheWarmer has read the store through. It maps the pages of
 // data.mdb the page cache holds into the process (SymbolStore::prefaultMap), so that a request
 // does not fault in each page it reads first (on this project's machines a fault of the map
-// costs 6.7-17 us, bench/fault_cost, and a first workspace/symbol of a substring at 300k names
+// costs 5-20 us, bench/fault_cost, and a first workspace/symbol of a substring at 300k names
 // took ~28 of them: docs/measurements.md), and loads the name search's vocabulary and initials
 // counts of the latest snapshot (SymbolStore::prepareNameSearch) before a request needs them.
 #pragma once

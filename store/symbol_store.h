@@ -89,7 +89,7 @@ public:
 
     /// Maps the pages of data.mdb that the page cache holds into this process (madvise
     /// MADV_POPULATE_READ on LMDB's map), so that the requests after it do not each fault in the
-    /// pages they read (6.7-17 us a fault on this project's machines, bench/fault_cost); pages
+    /// pages they read (5-20 us a fault on this project's machines, bench/fault_cost); pages
     /// not cached are left to PageCacheWarmer and the reads that need them. Returns the bytes
     /// mapped: 0 when the kernel cannot (before Linux 5.14) or the map is not found. Thread-safe;
     /// a daemon calls it off the request path, as prepareNameSearch.
