@@ -174,7 +174,7 @@ bool Daemon::start(std::string* error) {
 void Daemon::startPreparing() {
     // The store's pages mapped and what name searches keep in memory read now, rather than by
     // the first requests (daemon/search_preparer.h).
-    preparedStamp_ = dataStamp();
+    preparedCommit_ = store_->lastCommitId();
     searchPreparer_ = std::make_unique<SearchPreparer>(*store_, [](const std::string& line) {
         std::fprintf(stderr, "symdexd: %s\n", line.c_str());
     });
@@ -207,14 +207,6 @@ bool Daemon::storeInPlace(std::string* why) const {
     return true;
 }
 
-/// data.mdb's modification time and size: what another process's commit changes.
-std::pair<int64_t, int64_t> Daemon::dataStamp() const {
-    struct stat st {};
-    if (::stat((options_.store / "data.mdb").c_str(), &st) != 0)
-        return {};
-    return {int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, int64_t(st.st_size)};
-}
-
 void Daemon::checkStore() {
     if (storeLost_ || stopped_ || !lock_)
         return;
@@ -223,8 +215,8 @@ void Daemon::checkStore() {
         // A read-only daemon's store changes by other processes' commits, which no run of its
         // own announces: each new one is prepared too (its pages mapped, its vocabulary read).
         if (options_.readOnly && searchPreparer_)
-            if (const auto stamp = dataStamp(); stamp != preparedStamp_) {
-                preparedStamp_ = stamp;
+            if (const uint64_t commit = store_->lastCommitId(); commit != preparedCommit_) {
+                preparedCommit_ = commit;
                 searchPreparer_->request();
             }
         return;

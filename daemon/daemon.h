@@ -90,11 +90,11 @@ private:
     void runFinished(const IndexRunReport& report);
     void logSkipped(const IndexRunReport& report);
     void reportProgress();
-    /// Emits storeLost() (once) if the store is no longer the one opened. Cheap: three stat calls.
+    /// Emits storeLost() (once) if the store is no longer the one opened. Cheap: three stat calls
+    /// (and for a read-only daemon, a read transaction begun to see the last commit).
     void checkStore();
     /// Starts the search preparer and the page cache warmer (at the end of start()).
     void startPreparing();
-    std::pair<int64_t, int64_t> dataStamp() const;
     bool storeInPlace(std::string* why) const;
 
     DaemonOptions options_;
@@ -115,8 +115,9 @@ private:
     QTimer progressTimer_;
     /// Identities (st_dev, st_ino) of the store directory and its data file as opened.
     std::pair<dev_t, ino_t> storeDirectoryId_{};
-    /// dataStamp() when the preparer was last asked for a read-only daemon's store.
-    std::pair<int64_t, int64_t> preparedStamp_{};
+    /// The store's last commit (LMDB transaction id) when the preparer was last asked for a
+    /// read-only daemon's store: another process's commit changes it.
+    uint64_t preparedCommit_ = 0;
     std::pair<dev_t, ino_t> dataFileId_{};
     QTimer storeCheckTimer_;
     bool storeLost_ = false;

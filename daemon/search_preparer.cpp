@@ -46,11 +46,13 @@ void SearchPreparer::loop() {
             log_(std::string("mapping the store's pages: ") + e.what());
         }
         try {
-            store_.prepareNameSearch();
-            char mib[32];
-            std::snprintf(mib, sizeof mib, "%.1f", double(mapped) / (1 << 20));
-            log_(std::string("prepared for requests: ") + mib +
-                 " MiB of data.mdb mapped, name search read");
+            const uint64_t snapshot = store_.prepareNameSearch();
+            char line[128];
+            std::snprintf(line, sizeof line,
+                          "prepared for requests: snapshot %llu, %.1f MiB of data.mdb mapped, "
+                          "name search read",
+                          static_cast<unsigned long long>(snapshot), double(mapped) / (1 << 20));
+            log_(line);
         } catch (const std::exception& e) {
             log_(std::string("preparing name search: ") + e.what());
         }

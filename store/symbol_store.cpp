@@ -1008,8 +1008,9 @@ public:
         return v.namesBefore[span.end] - v.namesBefore[span.begin];
     }
 
-    /// SymbolStore::prepareNameSearch() on this view's snapshot.
-    void prepareNameSearch() {
+    /// SymbolStore::prepareNameSearch() on this view's snapshot; returns the snapshot's LMDB
+    /// transaction id.
+    uint64_t prepareNameSearch() {
         using Vocabulary = SymbolStore::Impl::Vocabulary;
         const Vocabulary& v = vocabulary();
         v.tails();
@@ -1024,6 +1025,7 @@ public:
                     return true;
                 });
         });
+        return mdb_txn_id(read_.txn.get());
     }
 
     const SymbolStore::Impl::Vocabulary& vocabulary() {
@@ -1746,8 +1748,14 @@ StoreSnapshot SymbolStore::snapshot() const {
     return StoreSnapshot(std::make_unique<LmdbView>(*impl_));
 }
 
-void SymbolStore::prepareNameSearch() const {
-    LmdbView(*impl_).prepareNameSearch();
+uint64_t SymbolStore::prepareNameSearch() const {
+    return LmdbView(*impl_).prepareNameSearch();
+}
+
+uint64_t SymbolStore::lastCommitId() const {
+    // A new read transaction sees the latest commit; mdb_env_info would read the meta pages
+    // without the shared lock that keeps the map from being remapped under it.
+    return mdb_txn_id(impl_->beginRead().txn.get());
 }
 
 size_t SymbolStore::prefaultMap() const {

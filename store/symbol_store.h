@@ -84,8 +84,13 @@ public:
     /// Reads into memory, for the latest committed snapshot, what name searches of it keep there
     /// (the vocabulary, its words by ending, and the counts of every initials token, which
     /// searches use only if loaded this way), so that no search pays for it. A daemon calls it
-    /// off the request path when the store has changed (docs/names.md). Thread-safe.
-    void prepareNameSearch() const;
+    /// off the request path when the store has changed (docs/names.md). Returns the LMDB
+    /// transaction id of the snapshot it prepared. Thread-safe.
+    uint64_t prepareNameSearch() const;
+
+    /// The LMDB transaction id of the latest commit to data.mdb, by this process or another
+    /// (what a new read transaction sees).
+    uint64_t lastCommitId() const;
 
     /// Maps the pages of data.mdb that the page cache holds into this process (madvise
     /// MADV_POPULATE_READ on LMDB's map), so that the requests after it do not each fault in the

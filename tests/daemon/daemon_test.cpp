@@ -1180,6 +1180,7 @@ TEST_CASE("daemon: --read-only serves a store another process writes, and indexe
         IndexOptions indexOptions;
         indexOptions.threads = 2;
         Indexer(*store, indexOptions).run(*db);
+        return store->lastCommitId();
     };
     indexElsewhere();
     // Without its database the daemon could not index, had it tried.
@@ -1214,17 +1215,38 @@ TEST_CASE("daemon: --read-only serves a store another process writes, and indexe
     CHECK(client->call("workspace/symbol", query).toArray().isEmpty());
     CHECK(client->call("symdex/status").toObject()["runs"].toInt() == 0);
     // ...until another process commits: the daemon serves it from then on, and prepares the
-    // new snapshot for requests as it does after a run of its own (checked each second).
-    const size_t prepared = countOf(daemon.log(), "prepared for requests: ");
-    CHECK(prepared >= 1); // at start
+    // new snapshot for requests as it does after a run of its own (checked each second). The
+    // page cache warmer asks for a pass too once it has read the store: waited for first, so
+    // that its pass cannot stand in for the one the commit must bring.
+    const std::string warmed = "into the page cache";
+    for (int i = 0; i < 100 && countOf(daemon.log(), warmed) == 0; ++i)
+        std::this_thread::sleep_for(100ms);
+    REQUIRE(countOf(daemon.log(), warmed) == 1);
+    const std::string prepared = "prepared for requests: snapshot ";
+    auto preparedAfterWarming = [&] {
+        const std::string log = daemon.log();
+        return log.find(prepared, log.find(warmed)) != std::string::npos;
+    };
+    for (int i = 0; i < 100 && !preparedAfterWarming(); ++i)
+        std::this_thread::sleep_for(100ms);
+    REQUIRE(preparedAfterWarming());
+    auto latestPrepared = [&] {
+        const std::string log = daemon.log();
+        uint64_t latest = 0;
+        for (size_t at = log.find(prepared); at != std::string::npos;
+             at = log.find(prepared, at + 1))
+            latest = std::max<uint64_t>(latest, std::stoull(log.substr(at + prepared.size())));
+        return latest;
+    };
     std::filesystem::rename(tree.dir / "compile_commands.json",
                             tree.root / "compile_commands.json");
-    indexElsewhere();
+    const uint64_t commit = indexElsewhere();
+    CHECK(latestPrepared() < commit);
     CHECK(client->call("workspace/symbol", query).toArray().size() == 1);
     CHECK(client->call("symdex/status").toObject()["runs"].toInt() == 0);
-    for (int i = 0; i < 100 && countOf(daemon.log(), "prepared for requests: ") == prepared; ++i)
+    for (int i = 0; i < 100 && latestPrepared() < commit; ++i)
         std::this_thread::sleep_for(100ms);
-    CHECK(countOf(daemon.log(), "prepared for requests: ") > prepared);
+    CHECK(latestPrepared() == commit);
 }
 
 namespace {
