@@ -175,9 +175,10 @@ void Daemon::startPreparing() {
     // The store's pages mapped and what name searches keep in memory read now, rather than by
     // the first requests (daemon/search_preparer.h).
     preparedCommit_ = store_->lastCommitId();
-    searchPreparer_ = std::make_unique<SearchPreparer>(*store_, [](const std::string& line) {
-        std::fprintf(stderr, "symdexd: %s\n", line.c_str());
-    });
+    searchPreparer_ = std::make_unique<SearchPreparer>(
+        *store_,
+        [](const std::string& line) { std::fprintf(stderr, "symdexd: %s\n", line.c_str()); },
+        [server = server_.get()] { return server->answering(); });
     // The store's pages into the page cache while the first requests come: a query on a cold
     // cache waits for the disk at every page it touches (store/page_cache.h). Once it holds
     // them, the preparer maps them. The warmer stops before the preparer does (stop()).

@@ -2,14 +2,18 @@
 
 #include "store/symbol_store.h"
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <thread>
 
 namespace symdex::daemon {
 
 SearchPreparer::SearchPreparer(const SymbolStore& store,
-                               std::function<void(const std::string&)> log)
-    : store_(store), log_(std::move(log)), thread_([this] { loop(); }) {}
+                               std::function<void(const std::string&)> log,
+                               std::function<bool()> busy)
+    : store_(store), log_(std::move(log)), busy_(std::move(busy)), thread_([this] { loop(); }) {}
 
 SearchPreparer::~SearchPreparer() {
     {
@@ -55,6 +59,34 @@ void SearchPreparer::loop() {
             log_(line);
         } catch (const std::exception& e) {
             log_(std::string("preparing name search: ") + e.what());
+        }
+        // Last: the longest step (every block decoded once at start, then only those a run
+        // rewrote), and searches answer without it meanwhile.
+        const auto goOn = [this] {
+            for (;;) {
+                {
+                    std::lock_guard lock(mu_);
+                    if (stopping_)
+                        return false;
+                }
+                if (!busy_ || !busy_())
+                    return true;
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+        };
+        try {
+            const std::optional<SummaryStats> made = store_.prepareSummaries(goOn);
+            if (!made)
+                continue; // stopping
+            const SummaryStats& s = *made;
+            char line[160];
+            std::snprintf(line, sizeof line,
+                          "summarized %zu declarations in %zu blocks (%zu decoded, %zu kept), "
+                          "%.1f MiB",
+                          s.rows, s.blocks, s.decoded, s.copied, double(s.bytes) / (1 << 20));
+            log_(line);
+        } catch (const std::exception& e) {
+            log_(std::string("summarizing declarations: ") + e.what());
         }
     }
 }

@@ -21,8 +21,11 @@ namespace symdex::daemon {
 
 class SearchPreparer {
 public:
-    /// Prepares once now; `log` gets a line for each pass and for a failure.
-    SearchPreparer(const SymbolStore& store, std::function<void(const std::string&)> log);
+    /// Prepares once now; `log` gets a line for each pass and for a failure. Declarations are
+    /// summarized a piece at a time, each after `busy()` (when given) says no request is being
+    /// answered: the pass takes seconds at millions of names, and requests come first.
+    SearchPreparer(const SymbolStore& store, std::function<void(const std::string&)> log,
+                   std::function<bool()> busy = {});
     /// Stops after the pass under way, if any.
     ~SearchPreparer();
     SearchPreparer(const SearchPreparer&) = delete;
@@ -37,6 +40,7 @@ private:
 
     const SymbolStore& store_;
     std::function<void(const std::string&)> log_;
+    std::function<bool()> busy_;
     std::mutex mu_;
     std::condition_variable wake_;
     bool wanted_ = true;    // Requires mu_

@@ -307,7 +307,8 @@ struct Source {
 /// only proposes names: matchName() decides, for indexed and unindexed names alike.
 class NameSearch {
 public:
-    NameSearch(View& view, std::string_view pattern, size_t limit) : view_(view), limit_(limit) {
+    NameSearch(View& view, std::string_view pattern, size_t limit, NameDetail detail)
+        : view_(view), limit_(limit), detail_(detail) {
         while (pattern.starts_with("::"))
             pattern.remove_prefix(2);
         const std::string_view last = lastComponent(pattern);
@@ -514,7 +515,7 @@ private:
             return;
         ++expansions_;
         // A USR's declarations share its name and qualified name: they match alike.
-        view_.forEachUsrNamed(key, [&](View::NamedUsr&& named) {
+        view_.forEachUsrNamed(key, detail_, [&](View::NamedUsr&& named) {
             const Symbol& symbol = named.best.symbol;
             std::optional<MatchRank> rank = matchName(symbol.name, query_);
             if (!rank && !query_.key.empty())
@@ -899,6 +900,7 @@ private:
 
     View& view_;
     size_t limit_;
+    NameDetail detail_;
     bool qualified_ = false;
     std::string lowerPattern_;
     NameQuery query_;
@@ -943,7 +945,7 @@ void StoreSnapshot::View::NamedUsrs::add(uint64_t usrHash, Symbol&& symbol,
         named.best = {std::move(symbol), path};
 }
 
-void StoreSnapshot::View::forEachUsrNamed(std::string_view key,
+void StoreSnapshot::View::forEachUsrNamed(std::string_view key, NameDetail,
                                           const std::function<void(NamedUsr&&)>& fn) {
     NamedUsrs usrs;
     forEachSymbolNamed(key, [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {
@@ -992,8 +994,9 @@ std::vector<uint64_t> StoreSnapshot::resolveName(std::string_view name) const {
     return exact.empty() ? collect(false) : exact;
 }
 
-std::vector<NameMatch> StoreSnapshot::findSymbols(std::string_view pattern, size_t limit) const {
-    return NameSearch(*view_, pattern, limit).run();
+std::vector<NameMatch> StoreSnapshot::findSymbols(std::string_view pattern, size_t limit,
+                                                  NameDetail detail) const {
+    return NameSearch(*view_, pattern, limit, detail).run();
 }
 
 } // namespace symdex

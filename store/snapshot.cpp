@@ -106,8 +106,9 @@ void Store::forEachAbsentPath(const std::function<void(uint32_t, const std::stri
     snapshot().forEachAbsentPath(fn);
 }
 
-std::vector<NameMatch> Store::findSymbols(std::string_view pattern, size_t limit) const {
-    return snapshot().findSymbols(pattern, limit);
+std::vector<NameMatch> Store::findSymbols(std::string_view pattern, size_t limit,
+                                          NameDetail detail) const {
+    return snapshot().findSymbols(pattern, limit, detail);
 }
 
 std::vector<uint64_t> Store::resolveName(std::string_view name) const {

@@ -116,8 +116,10 @@ public:
     };
     /// Every USR with declarations under `key`, once each, in any order. From
     /// forEachSymbolNamed here; a store that can tell which declarations belong to a USR
-    /// already shown by its definition need not decode them.
-    virtual void forEachUsrNamed(std::string_view key, const std::function<void(NamedUsr&&)>& fn);
+    /// already shown by its definition need not decode them. With NameDetail::Brief the best
+    /// declaration may come without its USR string, extent, signature and comment.
+    virtual void forEachUsrNamed(std::string_view key, NameDetail detail,
+                                 const std::function<void(NamedUsr&&)>& fn);
     /// Declarations gathered into NamedUsrs, one per USR, in the order USRs first came.
     class NamedUsrs {
     public:

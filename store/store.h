@@ -114,6 +114,12 @@ struct NameMatch {
     uint32_t occurrences = 0; ///< declarations and definitions in the store
 };
 
+/// What of a NameMatch's symbol a name search gives. Brief is what workspace/symbol shows (name,
+/// qualified name, kind, flags, location): a store that keeps summaries of its declarations
+/// (SymbolStore::prepareSummaries) then answers without decoding them, and the symbol's usr,
+/// extent, signature and comment may be empty. The matches and their order are the same.
+enum class NameDetail : uint8_t { Full, Brief };
+
 /// How two symbols relate (StoreSnapshot::related).
 enum class Relation : uint8_t {
     Callers,      ///< the functions (and variables' initializers) that use a function
@@ -193,7 +199,8 @@ public:
     /// symbols (distinct USRs). A pattern with "::" matches the last component so, in symbols
     /// whose qualified name holds the whole pattern ("leveldb::Op"). An empty pattern gives the
     /// first `limit` names in the index's order.
-    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) const;
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
+                                       NameDetail detail = NameDetail::Full) const;
     /// USR hashes of the symbols named exactly `name` ("Open", "DB::Open", "leveldb::DB::Open");
     /// case-sensitive, falling back to case-insensitive when nothing matches.
     std::vector<uint64_t> resolveName(std::string_view name) const;
@@ -262,7 +269,8 @@ public:
     std::optional<TuRecord> tu(const std::string& mainFile) const;
     void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) const;
     void forEachAbsentPath(const std::function<void(uint32_t, const std::string&)>& fn) const;
-    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit) const;
+    std::vector<NameMatch> findSymbols(std::string_view pattern, size_t limit,
+                                       NameDetail detail = NameDetail::Full) const;
     std::vector<uint64_t> resolveName(std::string_view name) const;
     std::vector<SymbolHit> occurrences(uint64_t usrHash) const;
     std::vector<ReferenceHit> references(uint64_t usrHash) const;

@@ -11,6 +11,7 @@
 #include "store/ref_blocks.h"
 #include "store/symbol_blocks.h"
 #include "store/symbol_store.h"
+#include "store/symbol_summaries.h"
 #include "store/zstd_frame.h"
 
 #include <atomic>
@@ -207,6 +208,15 @@ public:
     /// Reference blocks decoded lately (thread-safe): 1,024 blocks of 128 rows of 20 bytes,
     /// 2.5 MiB at most.
     mutable BlockCache<std::vector<RefRow>> refBlocks{1024};
+    /// What brief name searches answer from (store/symbol_summaries.h): made by
+    /// SymbolStore::prepareSummaries, one maker at a time (summariesBuildMu).
+    std::shared_ptr<const SymbolSummaries> currentSummaries() const {
+        std::lock_guard lock(summariesMu);
+        return summaries;
+    }
+    mutable std::mutex summariesMu;
+    mutable std::shared_ptr<const SymbolSummaries> summaries; // Requires summariesMu
+    mutable std::mutex summariesBuildMu;
 
     // --- The store's own dictionary for blocks of declarations (format 23) ---
     /// `meta` key of the dictionary's bytes, written once, by the transaction whose samples

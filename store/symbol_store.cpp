@@ -159,6 +159,45 @@ public:
         return decodeSymbol(cachedBlock_->row(index));
     }
 
+    /// The summary of row `seq` of file `id`, if `summaries` hold its block as this snapshot's
+    /// bytes have it (else null: the row is decoded).
+    const SymbolSummary* summary(const SymbolSummaries& summaries, uint32_t id, uint32_t seq) {
+        const uint32_t block = seq / uint32_t(kSymbolsPerBlock);
+        SymbolSummaries::Rows rows;
+        if (summaries.ofSnapshot(s_.environmentGeneration.load(std::memory_order_acquire),
+                                 mdb_txn_id(txn_.get()))) {
+            rows = summaries.find(id, block); // made from this snapshot's bytes
+        } else {
+            const std::optional<std::string_view> bytes = txn_.get(s_.symbols, rowKey(id, block));
+            if (!bytes)
+                return nullptr;
+            rows = summaries.find(id, block, *bytes);
+        }
+        const uint32_t index = seq % uint32_t(kSymbolsPerBlock);
+        return index < rows.size ? rows.begin + index : nullptr;
+    }
+
+    /// Every declaration of a block, decoded from `bytes` without the store's block cache (a
+    /// pass over all blocks would only push out what requests keep there); nullopt if corrupt.
+    std::optional<std::vector<Symbol>> blockSymbols(std::string_view bytes) {
+        const uint32_t dictionary = symbolBlockDictionaryId(bytes);
+        if (dictionary != ZstdDictionary::builtInSymbols().id() &&
+            (!ownDictionary_ || ownDictionary_->id() != dictionary))
+            ownDictionary_ = s_.ownDictionary(dictionary, txn_);
+        std::optional<SymbolBlock> block = SymbolBlock::decode(bytes, ownDictionary_.get());
+        if (!block || !block->complete())
+            return std::nullopt;
+        std::vector<Symbol> symbols;
+        symbols.reserve(block->size());
+        for (size_t i = 0; i < block->size(); ++i) {
+            std::optional<Symbol> symbol = decodeSymbol(block->row(i));
+            if (!symbol)
+                return std::nullopt;
+            symbols.push_back(std::move(*symbol));
+        }
+        return symbols;
+    }
+
     /// Calls fn(block number, bytes) for file `id`'s blocks in `dbi`, in order, from
     /// `firstBlock` on, while it returns true.
     template <typename Fn>
@@ -1499,7 +1538,11 @@ public:
         }
     }
 
-    void forEachUsrNamed(std::string_view key, const std::function<void(NamedUsr&&)>& fn) override {
+    void forEachUsrNamed(std::string_view key, NameDetail detail,
+                         const std::function<void(NamedUsr&&)>& fn) override {
+        // Brief: rows from the summaries where they hold the row's block as this snapshot has it.
+        const std::shared_ptr<const SymbolSummaries> summaries =
+            detail == NameDetail::Brief ? s_.currentSummaries() : nullptr;
         // Definitions first: once a USR shows a definition, its declarations (whose rows its
         // `usrs` entry lists) cannot show it better, and are counted without being decoded. A
         // function declared in a header and defined in a source file costs one block, not two.
@@ -1530,6 +1573,13 @@ public:
             if (declaration(entry))
                 if (auto owner = owners.find(row(entry.fileId, entry.seq)); owner != owners.end()) {
                     ++usrs[owner->second].count;
+                    continue;
+                }
+            if (summaries)
+                if (const SymbolSummary* row =
+                        reader_.summary(*summaries, entry.fileId, entry.seq)) {
+                    groups.add(row->usrHash, summaries->symbol(*row, key),
+                               reader_.path(entry.fileId));
                     continue;
                 }
             if (auto symbol = reader_.symbol(entry.fileId, entry.seq)) {
@@ -1750,6 +1800,48 @@ StoreSnapshot SymbolStore::snapshot() const {
 
 uint64_t SymbolStore::prepareNameSearch() const {
     return LmdbView(*impl_).prepareNameSearch();
+}
+
+std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bool()>& goOn) const {
+    std::lock_guard building(impl_->summariesBuildMu);
+    SymbolSummaries::Builder builder(impl_->currentSummaries());
+    // In pieces of 1,024 blocks, each in a read transaction of its own: a summary
+    // holds for the bytes it was made from, whatever snapshot they were read in, and a
+    // transaction held for the whole pass (seconds at 2M names) would keep the writer from
+    // growing the map that long.
+    constexpr size_t kBlocksAPiece = 1024;
+    std::string resume;
+    for (bool more = true; more;) {
+        if (goOn && !goOn())
+            return std::nullopt;
+        Impl::ReadTxn read = impl_->beginRead();
+        builder.readFrom(impl_->environmentGeneration.load(std::memory_order_acquire),
+                         mdb_txn_id(read.txn.get()));
+        SnapshotReader reader(*impl_, read.txn);
+        lmdb::Cursor cursor(read.txn, impl_->symbols);
+        std::string_view k = resume, v;
+        more = resume.empty() ? cursor.get(MDB_FIRST, k, v) : cursor.seek(MDB_SET_RANGE, k, v);
+        for (size_t n = 0; more && n < kBlocksAPiece; ++n, more = cursor.get(MDB_NEXT, k, v)) {
+            if (k.size() != 8)
+                continue;
+            builder.add(uint32_t(readBigEndian(k, 4)), uint32_t(readBigEndian(k.substr(4), 4)), v,
+                        [&] { return reader.blockSymbols(v); });
+        }
+        if (more)
+            resume.assign(k);
+    }
+    SummaryStats stats;
+    stats.copied = builder.copied();
+    stats.decoded = builder.decoded();
+    std::shared_ptr<const SymbolSummaries> next = builder.finish();
+    stats.blocks = next->blocks();
+    stats.rows = next->rows();
+    stats.bytes = next->bytes();
+    {
+        std::lock_guard lock(impl_->summariesMu);
+        impl_->summaries = next;
+    }
+    return stats;
 }
 
 uint64_t SymbolStore::lastCommitId() const {

@@ -37,6 +37,15 @@ struct StoreOptions {
     LockMode lockMode = LockMode::PerFile;
 };
 
+/// What SymbolStore::prepareSummaries() did.
+struct SummaryStats {
+    size_t blocks = 0;  ///< blocks of declarations summarized
+    size_t rows = 0;    ///< declarations in them
+    size_t copied = 0;  ///< blocks whose summaries the previous call had made
+    size_t decoded = 0; ///< blocks decoded to summarize them
+    size_t bytes = 0;   ///< the summaries' memory, approximately
+};
+
 /// What SymbolStore::compact() did.
 struct CompactStats {
     bool compacted = false;
@@ -87,6 +96,16 @@ public:
     /// off the request path when the store has changed (docs/names.md). Returns the LMDB
     /// transaction id of the snapshot it prepared. Thread-safe.
     uint64_t prepareNameSearch() const;
+
+    /// Makes, for every block of declarations in the store, what a brief name search
+    /// (NameDetail::Brief: workspace/symbol) answers from without decoding it
+    /// (store/symbol_summaries.h): 32 bytes a declaration, kept in memory. Blocks summarized by
+    /// the previous call with the same bytes are copied, not decoded again. A search uses a
+    /// block's summaries only for the exact bytes they were made from. A daemon calls it off
+    /// the request path, after prepareNameSearch: `goOn` (when given) is asked before each
+    /// piece of 1,024 blocks, and may wait; false abandons the pass (nullopt), keeping the
+    /// summaries made before. Thread-safe; one call at a time.
+    std::optional<SummaryStats> prepareSummaries(const std::function<bool()>& goOn = {}) const;
 
     /// The LMDB transaction id of the latest commit to data.mdb, by this process or another
     /// (what a new read transaction sees).

@@ -31,7 +31,7 @@ QByteArray handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params) 
     PositionMapper mapper(ctx.encoding, snapshot);
     protocol::JsonWriter out;
     out.beginArray();
-    for (const NameMatch& m : snapshot.findSymbols(query.toStdString(), limit)) {
+    for (const NameMatch& m : snapshot.findSymbols(query.toStdString(), limit, NameDetail::Brief)) {
         const Symbol& s = m.best.symbol;
         // Members in QJsonObject's (sorted) order, as the other answers write them.
         out.beginObject();

@@ -10,6 +10,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace symdex;
@@ -177,4 +180,114 @@ TEST_CASE(
           std::vector<std::string>{"enums::Scoped::ScopedA"});
     CHECK(tree.resolve("outer::versioned_fn") == std::vector<std::string>{"outer::versioned_fn"});
     CHECK(tree.resolve("Hidden::run") == std::vector<std::string>{"Hidden::run"});
+}
+
+namespace {
+
+/// What a workspace/symbol answer shows of each match, one line each.
+std::vector<std::string> shown(const std::vector<NameMatch>& matches) {
+    std::vector<std::string> out;
+    for (const NameMatch& m : matches) {
+        const Symbol& s = m.best.symbol;
+        out.push_back(std::to_string(int(m.rank)) + " " + s.qualifiedName + " (" + s.name + ") " +
+                      std::to_string(int(s.kind)) + "/" + std::to_string(int(s.flags)) + " " +
+                      m.best.path + ":" + std::to_string(s.location.line) + ":" +
+                      std::to_string(s.location.column) + " x" + std::to_string(m.occurrences));
+    }
+    return out;
+}
+
+/// Queries of every kind for each name the store holds: the name, its lower case, a prefix,
+/// a piece from inside it and the initials of its words.
+std::vector<std::string> queriesOf(const SymbolStore& store) {
+    std::set<std::string> queries{""};
+    store.forEachFile([&](uint32_t, const FileRecord& file) {
+        for (const Symbol& s : store.fileSymbols(file.path).value_or(std::vector<Symbol>{})) {
+            const std::string& n = s.name;
+            queries.insert(n);
+            queries.insert(s.qualifiedName);
+            std::string lower = n;
+            std::transform(lower.begin(), lower.end(), lower.begin(),
+                           [](unsigned char c) { return char(std::tolower(c)); });
+            queries.insert(lower);
+            queries.insert(n.substr(0, 3));
+            if (n.size() > 5)
+                queries.insert(n.substr(2, 4));
+            std::string initials;
+            for (size_t i = 0; i < n.size(); ++i)
+                if (std::isalpha(static_cast<unsigned char>(n[i])) &&
+                    (i == 0 || n[i - 1] == '_' || std::isupper(static_cast<unsigned char>(n[i]))))
+                    initials += n[i];
+            if (initials.size() >= 2)
+                queries.insert(initials);
+        }
+    });
+    return {queries.begin(), queries.end()};
+}
+
+/// Checks that brief searches answer each query as full ones do; returns how many answers
+/// came from summaries (a brief answer without the USR string a decoded block gives).
+size_t briefAnswersAlike(const SymbolStore& store, const std::vector<std::string>& queries,
+                         size_t* answers = nullptr) {
+    size_t summarized = 0;
+    for (const std::string& q : queries) {
+        INFO("query '" << q << "'");
+        const std::vector<NameMatch> brief = store.findSymbols(q, 1000, NameDetail::Brief);
+        CHECK(shown(brief) == shown(store.findSymbols(q, 1000, NameDetail::Full)));
+        for (const NameMatch& m : brief)
+            summarized += m.best.symbol.usr.empty();
+        if (answers)
+            *answers += brief.size();
+    }
+    return summarized;
+}
+
+} // namespace
+
+TEST_CASE("names: workspace/symbol's brief search answers from the declarations' summaries what "
+          "decoding them answers, and never from summaries of blocks a re-index rewrote",
+          "[index][names]") {
+    NamesTree tree;
+    const std::vector<std::string> queries = queriesOf(*tree.store);
+    REQUIRE(queries.size() > 200);
+    // No summaries yet: every block decoded.
+    CHECK(briefAnswersAlike(*tree.store, queries) == 0);
+
+    const SummaryStats first = tree.store->prepareSummaries().value();
+    CHECK(first.blocks > 0);
+    CHECK(first.decoded == first.blocks);
+    CHECK(first.copied == 0);
+    // Every declaration of the fixture can be summarized (name_index_test has those that
+    // cannot).
+    size_t answers = 0;
+    const size_t fromSummaries = briefAnswersAlike(*tree.store, queries, &answers);
+    CHECK(fromSummaries > 400);
+    CHECK(fromSummaries == answers);
+
+    // Nothing changed: every summary kept.
+    const SummaryStats again = tree.store->prepareSummaries().value();
+    CHECK(again.copied == first.blocks);
+    CHECK(again.decoded == 0);
+    CHECK(again.rows == first.rows);
+
+    // Lines inserted at the top of names.cpp: each of its declarations moves, each of its
+    // blocks is rewritten (names.h's are not). Searches before the summaries are made again
+    // must not show the old lines (the summaries no longer match those blocks' bytes) ...
+    const std::filesystem::path header = tree.dir / "names.cpp";
+    std::stringstream text;
+    text << std::ifstream(header).rdbuf();
+    std::ofstream(header) << "// moved\n// down\n" << text.str();
+    std::string error;
+    auto db = loadCompileDatabase(tree.dir.path().string(), &error);
+    REQUIRE(db);
+    IndexOptions indexOptions;
+    indexOptions.threads = 1;
+    REQUIRE(Indexer(*tree.store, indexOptions).run(*db).tusParsed == 1);
+    CHECK(briefAnswersAlike(*tree.store, queries) < fromSummaries);
+    // ... and after, the moved blocks are decoded again and the others kept.
+    const SummaryStats moved = tree.store->prepareSummaries().value();
+    CHECK(moved.decoded > 0);
+    CHECK(moved.copied > 0);
+    CHECK(moved.copied + moved.decoded == moved.blocks);
+    CHECK(briefAnswersAlike(*tree.store, queries) == fromSummaries);
 }

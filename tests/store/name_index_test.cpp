@@ -1169,3 +1169,55 @@ TEST_CASE(
     lmdb->prepareNameSearch();
     agree("half again, prepared");
 }
+
+TEST_CASE("declarations summaries cannot give back exactly are decoded by brief searches, each "
+          "block on its own",
+          "[store][names]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto store = SymbolStore::open(options);
+    const std::string longName = "veryLong" + std::string(60, 'x') + "Name"; // 72 characters
+    Symbol conversion = makeSymbol("ops::Num::operator bool", 1, true);
+    conversion.name = "operator const std::locale &"; // not the qualified name's tail
+    Symbol farColumn = makeSymbol("farColumnName", 2, true);
+    farColumn.location.column = 70000;
+    Symbol utf8 = makeSymbol("gr\xc3\xb6\xc3\x9f"
+                             "eZahl",
+                             3, true);
+    // Each in a file of its own (a block of its own), beside a file of plain names.
+    store->publish(makeTu("/p/long.cc", {makeSymbol(longName, 1, true)}));
+    store->publish(makeTu("/p/conversion.cc", {conversion}));
+    store->publish(makeTu("/p/far.cc", {farColumn}));
+    store->publish(makeTu("/p/utf8.cc", {utf8}));
+    store->publish(makeTu("/p/plain.cc", library()));
+    store->flush();
+    const SummaryStats stats = store->prepareSummaries().value();
+    CHECK(stats.decoded == 5);
+    CHECK(stats.blocks == 1); // plain.cc's only
+    CHECK(stats.rows == library().size());
+    auto shown = [&](const std::string& query, NameDetail detail) {
+        Strings out;
+        for (const NameMatch& m : store->findSymbols(query, 100, detail))
+            out.push_back(m.best.symbol.qualifiedName + "|" + m.best.symbol.name + "|" +
+                          std::to_string(m.best.symbol.location.line) + ":" +
+                          std::to_string(m.best.symbol.location.column) + "|" +
+                          (m.best.symbol.usr.empty() ? "summary" : "decoded"));
+        return out;
+    };
+    CHECK(shown(longName, NameDetail::Brief) ==
+          Strings{longName + "|" + longName + "|1:5|decoded"});
+    CHECK(shown("operator const", NameDetail::Brief) ==
+          Strings{"ops::Num::operator bool|operator const std::locale &|1:5|decoded"});
+    CHECK(shown("farColumn", NameDetail::Brief) ==
+          Strings{"farColumnName|farColumnName|2:70000|decoded"});
+    CHECK(shown("ZAHL", NameDetail::Brief) ==
+          Strings{utf8.name + "|" + utf8.name + "|3:5|decoded"});
+    CHECK(shown("flushbuf", NameDetail::Brief) ==
+          Strings{"flushBuffer|flushBuffer|1:5|summary",
+                  "FlushBufferRecord|FlushBufferRecord|2:5|summary"});
+    CHECK(shown("flushbuf", NameDetail::Full) ==
+          Strings{"flushBuffer|flushBuffer|1:5|decoded",
+                  "FlushBufferRecord|FlushBufferRecord|2:5|decoded"});
+}

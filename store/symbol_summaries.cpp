@@ -1,0 +1,156 @@
+#include "store/symbol_summaries.h"
+
+#include "store/encoding.h"
+#include "store/name_search.h"
+
+#include <climits>
+
+namespace symdex {
+
+namespace {
+
+bool isUpper(char c) {
+    return c >= 'A' && c <= 'Z';
+}
+
+/// The summary of `symbol`, or nullopt if a summary cannot give it back exactly.
+std::optional<SymbolSummary> summarize(const Symbol& symbol, std::string& qualifier) {
+    const std::string& name = symbol.name;
+    if (name.empty() || name.size() > 64 || symbol.location.column > UINT16_MAX ||
+        !symbol.qualifiedName.ends_with(name))
+        return std::nullopt;
+    SymbolSummary row;
+    for (size_t i = 0; i < name.size(); ++i) {
+        if (static_cast<unsigned char>(name[i]) >= 0x80)
+            return std::nullopt;
+        if (isUpper(name[i]))
+            row.upper |= uint64_t(1) << i;
+    }
+    row.usrHash = symbol.usrHash();
+    row.line = symbol.location.line;
+    row.column = uint16_t(symbol.location.column);
+    row.kind = symbol.kind;
+    row.flags = symbol.flags;
+    qualifier.assign(symbol.qualifiedName, 0, symbol.qualifiedName.size() - name.size());
+    return row;
+}
+
+} // namespace
+
+SymbolSummaries::Rows SymbolSummaries::find(uint32_t file, uint32_t block,
+                                            std::string_view bytes) const {
+    const auto it = blocks_.find(keyOf(file, block));
+    if (it == blocks_.end() || it->second.size != bytes.size() || it->second.hash != hash64(bytes))
+        return {};
+    return {rows_.data() + it->second.first, it->second.count};
+}
+
+SymbolSummaries::Rows SymbolSummaries::find(uint32_t file, uint32_t block) const {
+    const auto it = blocks_.find(keyOf(file, block));
+    if (it == blocks_.end())
+        return {};
+    return {rows_.data() + it->second.first, it->second.count};
+}
+
+Symbol SymbolSummaries::symbol(const SymbolSummary& row, std::string_view key) const {
+    Symbol symbol;
+    symbol.name.assign(key);
+    for (size_t i = 0; i < symbol.name.size(); ++i)
+        if (row.upper >> i & 1)
+            symbol.name[i] = char(symbol.name[i] - 'a' + 'A');
+    symbol.qualifiedName = qualifiers_[row.qualifier] + symbol.name;
+    symbol.kind = row.kind;
+    symbol.flags = row.flags;
+    symbol.location = {row.line, row.column};
+    return symbol;
+}
+
+size_t SymbolSummaries::bytes() const {
+    size_t total = rows_.capacity() * sizeof(SymbolSummary) +
+                   blocks_.size() * (sizeof(Block) + sizeof(uint64_t) + 2 * sizeof(void*)) +
+                   blocks_.bucket_count() * sizeof(void*);
+    for (const std::string& q : qualifiers_)
+        total += sizeof(std::string) + (q.capacity() > 15 ? q.capacity() + 1 : 0);
+    return total;
+}
+
+SymbolSummaries::Builder::Builder(std::shared_ptr<const SymbolSummaries> previous)
+    : previous_(std::move(previous)), next_(std::make_shared<SymbolSummaries>()) {
+    if (previous_) {
+        next_->blocks_.reserve(previous_->blocks_.size());
+        next_->rows_.reserve(previous_->rows_.size());
+        remap_.assign(previous_->qualifiers_.size(), UINT32_MAX);
+    }
+}
+
+uint32_t SymbolSummaries::Builder::qualifierId(std::string_view qualifier) {
+    if (const auto it = qualifierIds_.find(qualifier); it != qualifierIds_.end())
+        return it->second;
+    const auto id = uint32_t(next_->qualifiers_.size());
+    next_->qualifiers_.emplace_back(qualifier);
+    qualifierIds_.emplace(next_->qualifiers_.back(), id);
+    return id;
+}
+
+void SymbolSummaries::Builder::add(
+    uint32_t file, uint32_t block, std::string_view bytes,
+    const std::function<std::optional<std::vector<Symbol>>()>& decode) {
+    const uint64_t key = keyOf(file, block);
+    const uint64_t hash = hash64(bytes);
+    Block entry{hash, uint32_t(bytes.size()), uint32_t(next_->rows_.size()), 0};
+    if (previous_)
+        if (const auto it = previous_->blocks_.find(key); it != previous_->blocks_.end() &&
+                                                          it->second.hash == hash &&
+                                                          it->second.size == bytes.size()) {
+            // The same bytes: the same declarations. Their qualifiers get this generation's ids
+            // (the previous generation's strings no block uses any more are left behind).
+            for (uint32_t i = 0; i < it->second.count; ++i) {
+                SymbolSummary row = previous_->rows_[it->second.first + i];
+                uint32_t& id = remap_[row.qualifier];
+                if (id == UINT32_MAX)
+                    id = qualifierId(previous_->qualifiers_[row.qualifier]);
+                row.qualifier = id;
+                next_->rows_.push_back(row);
+            }
+            entry.count = it->second.count;
+            next_->blocks_.emplace(key, entry);
+            ++copied_;
+            return;
+        }
+    std::optional<std::vector<Symbol>> symbols = decode();
+    if (!symbols || symbols->empty() || symbols->size() > UINT32_MAX)
+        return;
+    ++decoded_;
+    std::string qualifier;
+    std::vector<SymbolSummary> rows;
+    rows.reserve(symbols->size());
+    for (const Symbol& symbol : *symbols) {
+        std::optional<SymbolSummary> row = summarize(symbol, qualifier);
+        if (!row)
+            return; // searches decode this block, as without summaries
+        row->qualifier = qualifierId(qualifier);
+        rows.push_back(*row);
+    }
+    entry.count = uint32_t(rows.size());
+    next_->rows_.insert(next_->rows_.end(), rows.begin(), rows.end());
+    next_->blocks_.emplace(key, entry);
+}
+
+void SymbolSummaries::Builder::readFrom(uint64_t environment, uint64_t txnId) {
+    if (next_->txnId_ == 0 && oneSnapshot_) {
+        next_->environment_ = environment;
+        next_->txnId_ = txnId;
+    } else if (next_->environment_ != environment || next_->txnId_ != txnId) {
+        oneSnapshot_ = false;
+        next_->txnId_ = 0;
+    }
+}
+
+std::shared_ptr<const SymbolSummaries> SymbolSummaries::Builder::finish() {
+    next_->rows_.shrink_to_fit();
+    qualifierIds_.clear();
+    previous_.reset();
+    return std::move(next_);
+}
+
+} // namespace symdex

@@ -1,0 +1,123 @@
+// SymbolSummaries: what a workspace/symbol answer shows of each declaration of a snapshot, kept
+// in memory so that a name search answers without decompressing a block per answer. At 300k
+// names a search decoded one block of 16 declarations for each name it answered: ~57K
+// instructions a name, half of a substring search's (docs/measurements.md); clangd's Dex holds
+// every symbol's answer in memory. Here a declaration costs 32 bytes (its USR's hash, place,
+// kind, flags, the case of its name and an interned qualifier), and only in a daemon, which
+// makes them off the request path (SymbolStore::prepareSummaries).
+//
+// Kept per block of declarations, as BlockCache keeps decoded blocks, and used only for the
+// bytes it was made from: a lookup hashes the block's compressed bytes in the reader's snapshot
+// (hash64 and their length) and takes the summaries only if both are the ones summarized. A
+// block a later commit rewrote, or a snapshot older than the summaries, is decoded as before;
+// nothing ties them to transaction ids. What is kept depends on the bytes alone.
+#pragma once
+
+#include "store/records.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace symdex {
+
+/// One declaration as a brief answer shows it: a Symbol without its USR string, extent,
+/// signature and comment. The name is not stored: it is the name key's letters (the `names`
+/// table's key the search reads it under) in the case `upper` records.
+struct SymbolSummary {
+    uint64_t usrHash = 0;
+    uint64_t upper = 0; ///< bit i set: the name's character i is an upper-case letter
+    uint32_t line = 0;
+    uint32_t qualifier = 0; ///< SymbolSummaries::qualifier(): the qualified name before the name
+    uint16_t column = 0;
+    SymbolKind kind = SymbolKind::Unknown;
+    uint8_t flags = 0;
+};
+
+class SymbolSummaries {
+public:
+    /// The summaries of the rows of block `block` of file `file`, when kept for exactly `bytes`
+    /// (the block's compressed bytes in the reader's snapshot); else an empty span. A row that
+    /// cannot be summarized (a name longer than 64 characters, one with a byte >= 0x80, a
+    /// column past 65,535, a qualified name that does not end with the name) makes its whole
+    /// block unsummarized.
+    struct Rows {
+        const SymbolSummary* begin = nullptr;
+        size_t size = 0;
+    };
+    Rows find(uint32_t file, uint32_t block, std::string_view bytes) const;
+    /// The same, for a reader of the one snapshot every block was read from (ofSnapshot()):
+    /// its bytes are those summarized, unless absent.
+    Rows find(uint32_t file, uint32_t block) const;
+    /// Whether every block was summarized from the snapshot with LMDB transaction id `txnId` of
+    /// the store's environment `environment` (SymbolStore::Impl::environmentGeneration): no
+    /// commit came during the pass. Such a snapshot's blocks are all here or unsummarized.
+    bool ofSnapshot(uint64_t environment, uint64_t txnId) const {
+        return txnId_ != 0 && environment_ == environment && txnId_ == txnId;
+    }
+
+    /// The Symbol `row` summarizes, named under `key` (nameKey() of its name): usr, extent,
+    /// signature and comment empty.
+    Symbol symbol(const SymbolSummary& row, std::string_view key) const;
+
+    /// The qualified name's part before the name ("leveldb::DB::" of "leveldb::DB::Open").
+    const std::string& qualifier(uint32_t id) const { return qualifiers_[id]; }
+
+    size_t blocks() const { return blocks_.size(); }
+    size_t rows() const { return rows_.size(); }
+    /// What the summaries take in memory, approximately.
+    size_t bytes() const;
+
+    /// Summaries of a snapshot's blocks, made from those of an earlier one: a block whose bytes
+    /// are the same is copied, the others decoded.
+    class Builder {
+    public:
+        explicit Builder(std::shared_ptr<const SymbolSummaries> previous);
+        /// Block `block` of file `file`, whose compressed bytes are `bytes`; `decode()` gives
+        /// its declarations, in row order, when the previous summaries do not hold it (or
+        /// nullopt for a block that does not decode: left out, and decoded by each search).
+        void add(uint32_t file, uint32_t block, std::string_view bytes,
+                 const std::function<std::optional<std::vector<Symbol>>()>& decode);
+        /// The snapshot the blocks added next are read from; called before them, once per
+        /// read transaction.
+        void readFrom(uint64_t environment, uint64_t txnId);
+        /// Blocks copied from the previous summaries, and decoded.
+        size_t copied() const { return copied_; }
+        size_t decoded() const { return decoded_; }
+        std::shared_ptr<const SymbolSummaries> finish();
+
+    private:
+        uint32_t qualifierId(std::string_view qualifier);
+
+        std::shared_ptr<const SymbolSummaries> previous_;
+        std::shared_ptr<SymbolSummaries> next_;
+        std::unordered_map<std::string_view, uint32_t> qualifierIds_; // into next_->qualifiers_
+        std::vector<uint32_t> remap_; // previous qualifier id -> next's (UINT32_MAX: not yet)
+        size_t copied_ = 0;
+        size_t decoded_ = 0;
+        bool oneSnapshot_ = true;
+    };
+
+private:
+    struct Block {
+        uint64_t hash = 0;  ///< hash64 of the compressed bytes
+        uint32_t size = 0;  ///< their length
+        uint32_t first = 0; ///< index of the first row in rows_
+        uint32_t count = 0;
+    };
+    static uint64_t keyOf(uint32_t file, uint32_t block) { return uint64_t(file) << 32 | block; }
+
+    uint64_t environment_ = 0;
+    uint64_t txnId_ = 0; ///< 0: the blocks were read from several snapshots
+    std::unordered_map<uint64_t, Block> blocks_;
+    std::vector<SymbolSummary> rows_;
+    std::deque<std::string> qualifiers_; // a deque: the builder's views of them stay valid
+};
+
+} // namespace symdex
