@@ -912,9 +912,15 @@ TEST_CASE("prefaultMap maps what the page cache holds of data.mdb into the proce
     CHECK(store->commitStats().mapGrowths > 0);
     const size_t grown = std::filesystem::file_size(data);
     REQUIRE(grown > size);
-    INFO("grown to " << grown << " bytes, " << residentShare(data.string()) << " of them cached");
-    CHECK(store->prefaultMap() == grown);
-    CHECK(residentBytesOfMapping(data) >= grown);
+    // What the cache holds of it, not all of it: under load the kernel may reclaim a page
+    // between the commit and the call (one of 7,591 was missing in a TSan run under ctest -j2).
+    const double grownShare = residentShare(data.string());
+    INFO("grown to " << grown << " bytes, " << grownShare << " of them cached");
+    CHECK(grownShare > 0.9);
+    const size_t mapped = store->prefaultMap();
+    CHECK(mapped > size);
+    CHECK(double(mapped) >= grownShare * double(grown) - 65536);
+    CHECK(residentBytesOfMapping(data) + 65536 >= mapped);
     CHECK(store->resolveName("more_1199_199").size() == 1);
 }
 
