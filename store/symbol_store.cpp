@@ -177,14 +177,20 @@ public:
         return index < rows.size ? rows.begin + index : nullptr;
     }
 
-    /// Every declaration of a block, decoded from `bytes` without the store's block cache (a
-    /// pass over all blocks would only push out what requests keep there); nullopt if corrupt.
-    std::optional<std::vector<Symbol>> blockSymbols(std::string_view bytes) {
+    /// The store's own dictionary when declaration block `bytes` names it (read once per
+    /// reader), else null: the built-in one.
+    const ZstdDictionary* dictionaryOf(std::string_view bytes) {
         const uint32_t dictionary = symbolBlockDictionaryId(bytes);
         if (dictionary != ZstdDictionary::builtInSymbols().id() &&
             (!ownDictionary_ || ownDictionary_->id() != dictionary))
             ownDictionary_ = s_.ownDictionary(dictionary, txn_);
-        std::optional<SymbolBlock> block = SymbolBlock::decode(bytes, ownDictionary_.get());
+        return ownDictionary_.get();
+    }
+
+    /// Every declaration of a block, decoded from `bytes` without the store's block cache (a
+    /// pass over all blocks would only push out what requests keep there); nullopt if corrupt.
+    std::optional<std::vector<Symbol>> blockSymbols(std::string_view bytes) {
+        std::optional<SymbolBlock> block = SymbolBlock::decode(bytes, dictionaryOf(bytes));
         if (!block || !block->complete())
             return std::nullopt;
         std::vector<Symbol> symbols;
@@ -220,11 +226,7 @@ public:
         if (std::shared_ptr<const SymbolBlock> kept = s_.symbolBlocks.find(id, block, bytes))
             if (kept->complete() || kept->size() >= rows)
                 return kept;
-        const uint32_t dictionary = symbolBlockDictionaryId(bytes);
-        if (dictionary != ZstdDictionary::builtInSymbols().id() &&
-            (!ownDictionary_ || ownDictionary_->id() != dictionary))
-            ownDictionary_ = s_.ownDictionary(dictionary, txn_);
-        std::optional<SymbolBlock> decoded = SymbolBlock::decode(bytes, ownDictionary_.get(), rows);
+        std::optional<SymbolBlock> decoded = SymbolBlock::decode(bytes, dictionaryOf(bytes), rows);
         if (!decoded)
             throw damagedStore(s_.options.directory, "corrupt symbol block in '" + path(id) + "'");
         auto shared = std::make_shared<const SymbolBlock>(std::move(*decoded));
@@ -1838,16 +1840,20 @@ std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bo
     stats.rows = next->rows();
     stats.bytes = next->bytes();
     {
+        // The previous summaries (tens of MiB) are freed after the lock, not under it.
         std::lock_guard lock(impl_->summariesMu);
-        impl_->summaries = next;
+        impl_->summaries.swap(next);
     }
     return stats;
 }
 
 uint64_t SymbolStore::lastCommitId() const {
-    // A new read transaction sees the latest commit; mdb_env_info would read the meta pages
-    // without the shared lock that keeps the map from being remapped under it.
-    return mdb_txn_id(impl_->beginRead().txn.get());
+    // The meta pages, under the shared lock that keeps the map from being remapped: no read
+    // transaction, which would wait for every reader when another process grew the map (the
+    // daemon asks from its event loop).
+    std::shared_lock mapped(impl_->mapResizeMu);
+    MDB_envinfo info;
+    return mdb_env_info(impl_->env.get(), &info) == MDB_SUCCESS ? info.me_last_txnid : 0;
 }
 
 size_t SymbolStore::prefaultMap() const {

@@ -108,7 +108,7 @@ public:
     std::optional<SummaryStats> prepareSummaries(const std::function<bool()>& goOn = {}) const;
 
     /// The LMDB transaction id of the latest commit to data.mdb, by this process or another
-    /// (what a new read transaction sees).
+    /// (LMDB's meta pages); 0 if they cannot be read. Never waits for readers.
     uint64_t lastCommitId() const;
 
     /// Maps the pages of data.mdb that the page cache holds into this process (madvise

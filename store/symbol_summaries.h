@@ -7,10 +7,11 @@
 // makes them off the request path (SymbolStore::prepareSummaries).
 //
 // Kept per block of declarations, as BlockCache keeps decoded blocks, and used only for the
-// bytes it was made from: a lookup hashes the block's compressed bytes in the reader's snapshot
+// bytes it was made from: a reader of the one snapshot every block was read from takes them as
+// they are (ofSnapshot); any other hashes the block's compressed bytes in its own snapshot
 // (hash64 and their length) and takes the summaries only if both are the ones summarized. A
-// block a later commit rewrote, or a snapshot older than the summaries, is decoded as before;
-// nothing ties them to transaction ids. What is kept depends on the bytes alone.
+// block a later commit rewrote, or a snapshot older than the summaries, is decoded as before.
+// What is kept depends on the bytes alone.
 #pragma once
 
 #include "store/records.h"
