@@ -232,8 +232,16 @@ bool PositionMapper::needsConversion(const std::string& path) {
     if (encoding_ == PositionEncoding::Utf8)
         return false;
     auto [it, inserted] = needsConversion_.try_emplace(path, false);
-    if (inserted)
-        it->second = snapshot_ ? !isAsciiFile(path, *snapshot_) : !isAsciiFile(path, index_);
+    if (inserted) {
+        // The store's columns are of the bytes it indexed: if those were ASCII, they are the
+        // UTF-16 columns too, whatever the file holds now (symdexd knows it in memory; else a
+        // stat and the record, or a read of the file).
+        if (const std::optional<bool> ascii =
+                snapshot_ ? snapshot_->indexedAscii(path) : std::nullopt)
+            it->second = !*ascii;
+        else
+            it->second = snapshot_ ? !isAsciiFile(path, *snapshot_) : !isAsciiFile(path, index_);
+    }
     return it->second;
 }
 
@@ -244,11 +252,15 @@ Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_
 }
 
 std::pair<uint32_t, uint32_t> PositionMapper::lspPoint(const std::string& path, Position position) {
+    return lspPoint(path, position, needsConversion(path));
+}
+
+std::pair<uint32_t, uint32_t> PositionMapper::lspPoint(const std::string& path, Position position,
+                                                       bool convert) {
     const uint32_t line = position.line ? position.line - 1 : 0;
     const uint32_t byteOffset = position.column ? position.column - 1 : 0;
-    const uint32_t character = !needsConversion(path)
-                                   ? byteOffset
-                                   : utf16FromByteOffset(lines_.line(path, line + 1), byteOffset);
+    const uint32_t character =
+        !convert ? byteOffset : utf16FromByteOffset(lines_.line(path, line + 1), byteOffset);
     return {line, character};
 }
 
@@ -258,8 +270,8 @@ QJsonObject PositionMapper::toLsp(const std::string& path, Position position) {
 }
 
 void PositionMapper::writePoint(protocol::JsonWriter& out, const std::string& path,
-                                Position position) {
-    const auto [line, character] = lspPoint(path, position);
+                                Position position, bool convert) {
+    const auto [line, character] = lspPoint(path, position, convert);
     out.beginObject();
     out.key("character").value(int64_t(character));
     out.key("line").value(int64_t(line));
@@ -281,12 +293,13 @@ QJsonObject PositionMapper::location(const std::string& path, Position begin, ui
 void PositionMapper::writeLocation(protocol::JsonWriter& out, const std::string& path,
                                    Position begin, uint32_t byteLength) {
     // Keys in QJsonObject's order (sorted), so both writers give the same text.
+    const bool convert = needsConversion(path);
     out.beginObject();
     out.key("range").beginObject();
     out.key("end");
-    writePoint(out, path, Position{begin.line, begin.column + byteLength});
+    writePoint(out, path, Position{begin.line, begin.column + byteLength}, convert);
     out.key("start");
-    writePoint(out, path, begin);
+    writePoint(out, path, begin, convert);
     out.endObject();
     out.key("uri").value(uri(path));
     out.endObject();

@@ -102,7 +102,11 @@ private:
     bool needsConversion(const std::string& path);
     /// The 0-based LSP line and character of a store position.
     std::pair<uint32_t, uint32_t> lspPoint(const std::string& path, Position position);
-    void writePoint(protocol::JsonWriter& out, const std::string& path, Position position);
+    /// The same, `convert` being needsConversion(path).
+    std::pair<uint32_t, uint32_t> lspPoint(const std::string& path, Position position,
+                                           bool convert);
+    void writePoint(protocol::JsonWriter& out, const std::string& path, Position position,
+                    bool convert);
 
     PositionEncoding encoding_;
     const Store* index_;

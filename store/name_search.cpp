@@ -864,11 +864,8 @@ private:
             return;
         Source inside;
         if (q.size() < view_.longestWord()) // else no word is long enough to hold it
-            view_.forEachWord("", [&](std::string_view word, uint32_t names) {
-                if (word.size() > q.size() && word.substr(1).find(q) != std::string_view::npos)
-                    inside.add({kWordToken, word}, names);
-                return true;
-            });
+            for (size_t i : view_.wordsHolding(q))
+                inside.add({kWordToken, view_.wordAt(i)}, view_.namesOfWords({i, i + 1}));
         out.add(streamOf(inside));
         // [L]: the words longer than L whose tail is q's first L letters, in key order.
         std::vector<Source> endingWith(q.size());

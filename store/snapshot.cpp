@@ -15,6 +15,10 @@ std::optional<FileRecord> StoreSnapshot::file(const std::string& path) const {
     return view_->file(path);
 }
 
+std::optional<bool> StoreSnapshot::indexedAscii(const std::string& path) const {
+    return view_->indexedAscii(path);
+}
+
 void StoreSnapshot::forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const {
     view_->forEachFile(fn);
 }

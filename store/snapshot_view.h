@@ -21,6 +21,8 @@ public:
     virtual ~View() = default;
 
     virtual std::optional<FileRecord> file(const std::string& path) = 0;
+    /// StoreSnapshot::indexedAscii().
+    virtual std::optional<bool> indexedAscii(const std::string& /*path*/) { return std::nullopt; }
     virtual void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) = 0;
     virtual std::optional<TuRecord> tu(const std::string& mainFile) = 0;
     virtual void forEachTu(const std::function<void(const std::string&, const TuRecord&)>& fn) = 0;
@@ -56,6 +58,9 @@ public:
     /// The positions of the words that end with `suffix`, in key order (none without a name
     /// index).
     virtual std::vector<size_t> wordsEnding(std::string_view) { return {}; }
+    /// The positions of the words that hold `inner` after their first letter, in key order
+    /// (none without a name index).
+    virtual std::vector<size_t> wordsHolding(std::string_view /*inner*/) { return {}; }
     /// The length of the longest word (0 without a name index).
     virtual size_t longestWord() { return 0; }
     /// How many names hold the words of `span`, summed over the words.

@@ -183,6 +183,11 @@ public:
     ~StoreSnapshot();
 
     std::optional<FileRecord> file(const std::string& path) const;
+    /// Whether the bytes of `path` the index read were ASCII only, when the snapshot knows it
+    /// without a read (symdexd keeps every file's in memory with its summaries,
+    /// SymbolStore::prepareSummaries); nullopt otherwise. An ASCII file's byte columns are
+    /// its UTF-16 columns.
+    std::optional<bool> indexedAscii(const std::string& path) const;
     /// Calls `fn` for every file record with its id (0 for a file staged and never committed).
     void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) const;
     std::optional<TuRecord> tu(const std::string& mainFile) const;

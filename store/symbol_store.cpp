@@ -159,13 +159,26 @@ public:
         return decodeSymbol(cachedBlock_->row(index));
     }
 
+    /// Whether `summaries` were all read from this reader's snapshot.
+    bool sameSnapshot(const SymbolSummaries& summaries) const {
+        return summaries.ofSnapshot(s_.environmentGeneration.load(std::memory_order_acquire),
+                                    mdb_txn_id(txn_.get()));
+    }
+
+    /// path(), from `summaries` when they are of this snapshot.
+    const std::string& path(uint32_t id, const SymbolSummaries* summaries) {
+        if (summaries && sameSnapshot(*summaries))
+            if (const std::string* known = summaries->path(id))
+                return *known;
+        return path(id);
+    }
+
     /// The summary of row `seq` of file `id`, if `summaries` hold its block as this snapshot's
     /// bytes have it (else null: the row is decoded).
     const SymbolSummary* summary(const SymbolSummaries& summaries, uint32_t id, uint32_t seq) {
         const uint32_t block = seq / uint32_t(kSymbolsPerBlock);
         SymbolSummaries::Rows rows;
-        if (summaries.ofSnapshot(s_.environmentGeneration.load(std::memory_order_acquire),
-                                 mdb_txn_id(txn_.get()))) {
+        if (sameSnapshot(summaries)) {
             rows = summaries.find(id, block); // made from this snapshot's bytes
         } else {
             const std::optional<std::string_view> bytes = txn_.get(s_.symbols, rowKey(id, block));
@@ -892,6 +905,15 @@ public:
         return bytes ? decodeFileRecord(*bytes) : std::nullopt;
     }
 
+    std::optional<bool> indexedAscii(const std::string& path) override {
+        if (stagedFile(path))
+            return std::nullopt; // an open document's bytes, not those the summaries saw
+        const std::shared_ptr<const SymbolSummaries> summaries = s_.currentSummaries();
+        if (!summaries || !reader_.sameSnapshot(*summaries))
+            return std::nullopt;
+        return summaries->asciiOnly(path);
+    }
+
     void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) override {
         std::unordered_map<std::string, const EncodedFile*> staged = stagedByPath_;
         lmdb::Cursor cursor(txn(), s_.files);
@@ -1039,6 +1061,31 @@ public:
         for (uint32_t k = starts[b]; k < starts[b + 1]; ++k)
             if (v.word(words[k]).ends_with(suffix)) // in key order: the bucket keeps it
                 positions.push_back(words[k]);
+        return positions;
+    }
+
+    std::vector<size_t> wordsHolding(std::string_view inner) override {
+        // One search through the words' text (a call per word was 56K instructions a
+        // substring query at 300k names): a hit is kept when it lies inside one word, past its
+        // first letter.
+        const SymbolStore::Impl::Vocabulary& v = vocabulary();
+        std::vector<size_t> positions;
+        if (inner.empty())
+            return positions;
+        const std::string_view text = v.text;
+        size_t word = 0;
+        for (size_t from = 1, at; (at = text.find(inner, from)) != std::string_view::npos;) {
+            word = size_t(
+                std::upper_bound(v.ends.begin() + ptrdiff_t(word), v.ends.end(), uint32_t(at)) -
+                v.ends.begin());
+            const size_t begin = word ? v.ends[word - 1] : 0;
+            if (at > begin && at + inner.size() <= v.ends[word]) {
+                positions.push_back(word);
+                from = v.ends[word] + 1; // not the next word's first letter
+            } else {
+                from = at + 1;
+            }
+        }
         return positions;
     }
 
@@ -1581,7 +1628,7 @@ public:
                 if (const SymbolSummary* row =
                         reader_.summary(*summaries, entry.fileId, entry.seq)) {
                     groups.add(row->usrHash, summaries->symbol(*row, key),
-                               reader_.path(entry.fileId));
+                               reader_.path(entry.fileId, summaries.get()));
                     continue;
                 }
             if (auto symbol = reader_.symbol(entry.fileId, entry.seq)) {
@@ -1820,8 +1867,17 @@ std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bo
         builder.readFrom(impl_->environmentGeneration.load(std::memory_order_acquire),
                          mdb_txn_id(read.txn.get()));
         SnapshotReader reader(*impl_, read.txn);
-        lmdb::Cursor cursor(read.txn, impl_->symbols);
         std::string_view k = resume, v;
+        if (resume.empty()) {
+            // The files' paths and whether their bytes were ASCII, for the answers'
+            // places (one per answer was a whole FileRecord decoded, and a stat).
+            lmdb::Cursor files(read.txn, impl_->files);
+            for (bool f = files.get(MDB_FIRST, k, v); f; f = files.get(MDB_NEXT, k, v))
+                if (const std::optional<FileRecord> record = decodeFileRecord(v))
+                    builder.addFile(uint32_t(readBigEndian(k, 4)), *record);
+            k = {};
+        }
+        lmdb::Cursor cursor(read.txn, impl_->symbols);
         more = resume.empty() ? cursor.get(MDB_FIRST, k, v) : cursor.seek(MDB_SET_RANGE, k, v);
         for (size_t n = 0; more && n < kBlocksAPiece; ++n, more = cursor.get(MDB_NEXT, k, v)) {
             if (k.size() != 8)

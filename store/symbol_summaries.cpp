@@ -71,6 +71,10 @@ size_t SymbolSummaries::bytes() const {
                    blocks_.bucket_count() * sizeof(void*);
     for (const std::string& q : qualifiers_)
         total += sizeof(std::string) + (q.capacity() > 15 ? q.capacity() + 1 : 0);
+    total += files_.capacity() * sizeof(File) + fileIds_.bucket_count() * sizeof(void*);
+    for (const File& f : files_)
+        total += (f.path.capacity() > 15 ? f.path.capacity() + 1 : 0) +
+                 (f.known ? sizeof(std::string_view) + sizeof(uint32_t) + 2 * sizeof(void*) : 0);
     return total;
 }
 
@@ -146,7 +150,22 @@ void SymbolSummaries::Builder::readFrom(uint64_t environment, uint64_t txnId) {
     }
 }
 
+void SymbolSummaries::Builder::addFile(uint32_t id, const FileRecord& record) {
+    if (id >= next_->files_.size())
+        next_->files_.resize(size_t(id) + 1);
+    File& file = next_->files_[id];
+    file.path = record.path;
+    file.known = true;
+    file.indexed = record.contentHash != 0;
+    file.ascii = record.asciiOnly;
+}
+
 std::shared_ptr<const SymbolSummaries> SymbolSummaries::Builder::finish() {
+    // Paths by name once the files are all in (views into files_, which no longer moves).
+    next_->fileIds_.reserve(next_->files_.size());
+    for (uint32_t id = 0; id < next_->files_.size(); ++id)
+        if (next_->files_[id].known)
+            next_->fileIds_.emplace(next_->files_[id].path, id);
     next_->rows_.shrink_to_fit();
     qualifierIds_.clear();
     previous_.reset();

@@ -70,6 +70,20 @@ public:
     /// The qualified name's part before the name ("leveldb::DB::" of "leveldb::DB::Open").
     const std::string& qualifier(uint32_t id) const { return qualifiers_[id]; }
 
+    /// The path of file `id` in the snapshot the files were read from (Builder::addFile; only
+    /// for a reader of that snapshot: ofSnapshot()), null if it had none such.
+    const std::string* path(uint32_t id) const {
+        return id < files_.size() && files_[id].known ? &files_[id].path : nullptr;
+    }
+    /// Whether the bytes indexed of `path` were ASCII only (FileRecord::asciiOnly of an indexed
+    /// file), as that snapshot's record says; nullopt when it has no indexed file so named.
+    std::optional<bool> asciiOnly(std::string_view path) const {
+        const auto it = fileIds_.find(path);
+        if (it == fileIds_.end() || !files_[it->second].indexed)
+            return std::nullopt;
+        return files_[it->second].ascii;
+    }
+
     size_t blocks() const { return blocks_.size(); }
     size_t rows() const { return rows_.size(); }
     /// What the summaries take in memory, approximately.
@@ -88,6 +102,9 @@ public:
         /// The snapshot the blocks added next are read from; called before them, once per
         /// read transaction.
         void readFrom(uint64_t environment, uint64_t txnId);
+        /// File `id`'s record, read in the snapshot of the first readFrom(): its path and
+        /// whether its indexed bytes were ASCII.
+        void addFile(uint32_t id, const FileRecord& record);
         /// Blocks copied from the previous summaries, and decoded.
         size_t copied() const { return copied_; }
         size_t decoded() const { return decoded_; }
@@ -119,6 +136,14 @@ private:
     std::unordered_map<uint64_t, Block> blocks_;
     std::vector<SymbolSummary> rows_;
     std::deque<std::string> qualifiers_; // a deque: the builder's views of them stay valid
+    struct File {
+        std::string path;
+        bool known = false;   ///< the snapshot has a record of this id
+        bool indexed = false; ///< the record is of bytes indexed (contentHash != 0)
+        bool ascii = false;   ///< FileRecord::asciiOnly, if indexed
+    };
+    std::vector<File> files_;                                ///< by file id
+    std::unordered_map<std::string_view, uint32_t> fileIds_; ///< path -> id, into files_
 };
 
 } // namespace symdex

@@ -291,3 +291,52 @@ TEST_CASE("names: workspace/symbol's brief search answers from the declarations'
     CHECK(moved.copied + moved.decoded == moved.blocks);
     CHECK(briefAnswersAlike(*tree.store, queries) == fromSummaries);
 }
+
+TEST_CASE("names: the summaries know each file's path and whether the bytes indexed were ASCII, "
+          "for their own snapshot only",
+          "[index][names]") {
+    TempDir dir;
+    // A header with a non-ASCII comment before a declaration: its columns need converting to
+    // UTF-16; the main file's do not.
+    test::writeFile(dir / "wide.h", "// caf\xc3\xa9\nint wideThing(int);\n");
+    test::writeFile(dir / "plain.cpp", "#include \"wide.h\"\nint plainThing() { return 1; }\n");
+    test::writeCompileDb(dir.path(), {"plain.cpp"}, {"-std=c++17"});
+    StoreOptions options;
+    options.directory = dir.path() / ".symdex";
+    std::unique_ptr<SymbolStore> store = SymbolStore::open(options);
+    std::string error;
+    auto db = loadCompileDatabase(dir.path().string(), &error);
+    REQUIRE(db);
+    IndexOptions indexOptions;
+    indexOptions.threads = 1;
+    REQUIRE(Indexer(*store, indexOptions).run(*db).tusParsed == 1);
+    const std::string plain = dir / "plain.cpp", wide = dir / "wide.h";
+
+    // Not prepared: nothing known without reading the records.
+    CHECK_FALSE(store->snapshot().indexedAscii(plain).has_value());
+
+    store->prepareSummaries();
+    {
+        const StoreSnapshot snapshot = store->snapshot();
+        CHECK(snapshot.indexedAscii(plain) == std::optional<bool>(true));
+        CHECK(snapshot.indexedAscii(wide) == std::optional<bool>(false));
+        CHECK_FALSE(snapshot.indexedAscii(dir / "absent.h").has_value());
+        // Paths of brief answers come from the summaries' table: the same as whole ones.
+        const std::vector<NameMatch> brief = snapshot.findSymbols("Thing", 10, NameDetail::Brief);
+        const std::vector<NameMatch> full = snapshot.findSymbols("Thing", 10, NameDetail::Full);
+        REQUIRE(brief.size() == 2);
+        REQUIRE(full.size() == 2);
+        for (size_t i = 0; i < brief.size(); ++i)
+            CHECK(brief[i].best.path == full[i].best.path);
+        CHECK(brief[0].best.path == plain);
+        CHECK(brief[1].best.path == wide);
+    }
+
+    // The header made ASCII and re-indexed: the summaries are of the snapshot before, and say
+    // nothing of this one's files until the next pass.
+    test::writeFile(dir / "wide.h", "// cafe\nint wideThing(int);\n");
+    REQUIRE(Indexer(*store, indexOptions).run(*db).tusParsed == 1);
+    CHECK_FALSE(store->snapshot().indexedAscii(wide).has_value());
+    store->prepareSummaries();
+    CHECK(store->snapshot().indexedAscii(wide) == std::optional<bool>(true));
+}
