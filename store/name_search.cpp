@@ -931,12 +931,26 @@ bool betterOccurrence(const Symbol& symbol, const std::string& path, const Symbo
 
 void StoreSnapshot::View::NamedUsrs::add(uint64_t usrHash, Symbol&& symbol,
                                          const std::string& path) {
-    auto [it, inserted] = byUsr_.try_emplace(usrHash, usrs_.size());
-    if (inserted) {
+    // A name has a USR or two, mostly: those are looked through, a map made only past a few.
+    constexpr size_t kLookedThrough = 16;
+    size_t at = usrs_.size();
+    if (byUsr_.empty()) {
+        for (size_t i = 0; i < usrs_.size(); ++i)
+            if (usrs_[i].usrHash == usrHash) {
+                at = i;
+                break;
+            }
+        if (at == usrs_.size() && usrs_.size() == kLookedThrough)
+            for (size_t i = 0; i < usrs_.size(); ++i)
+                byUsr_.emplace(usrs_[i].usrHash, i);
+    }
+    if (!byUsr_.empty())
+        at = byUsr_.try_emplace(usrHash, usrs_.size()).first->second;
+    if (at == usrs_.size()) {
         usrs_.push_back({usrHash, {std::move(symbol), path}, 1});
         return;
     }
-    NamedUsr& named = usrs_[it->second];
+    NamedUsr& named = usrs_[at];
     ++named.count;
     if (betterOccurrence(symbol, path, named.best))
         named.best = {std::move(symbol), path};
