@@ -1855,14 +1855,15 @@ uint64_t SymbolStore::prepareNameSearch() const {
     return LmdbView(*impl_).prepareNameSearch();
 }
 
-std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bool()>& goOn) const {
+std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bool()>& goOn,
+                                                          size_t blocksAPiece) const {
     std::lock_guard building(impl_->summariesBuildMu);
     SymbolSummaries::Builder builder(impl_->currentSummaries());
-    // In pieces of 1,024 blocks, each in a read transaction of its own: a summary
-    // holds for the bytes it was made from, whatever snapshot they were read in, and a
-    // transaction held for the whole pass (seconds at 2M names) would keep the writer from
-    // growing the map that long.
-    constexpr size_t kBlocksAPiece = 1024;
+    // In pieces (1,024 blocks), each in a read transaction of its own: a summary holds for
+    // the bytes it was made from, whatever snapshot they were read in, and a transaction held
+    // for the whole pass (seconds at 2M names) would keep the writer from growing the map
+    // that long.
+    const size_t piece = std::max<size_t>(blocksAPiece, 1);
     std::string resume;
     for (bool more = true; more;) {
         if (goOn && !goOn())
@@ -1883,7 +1884,7 @@ std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bo
         }
         lmdb::Cursor cursor(read.txn, impl_->symbols);
         more = resume.empty() ? cursor.get(MDB_FIRST, k, v) : cursor.seek(MDB_SET_RANGE, k, v);
-        for (size_t n = 0; more && n < kBlocksAPiece; ++n, more = cursor.get(MDB_NEXT, k, v)) {
+        for (size_t n = 0; more && n < piece; ++n, more = cursor.get(MDB_NEXT, k, v)) {
             if (k.size() != 8)
                 continue;
             builder.add(uint32_t(readBigEndian(k, 4)), uint32_t(readBigEndian(k.substr(4), 4)), v,

@@ -103,9 +103,10 @@ public:
     /// the previous call with the same bytes are copied, not decoded again. A search uses a
     /// block's summaries only for the exact bytes they were made from. A daemon calls it off
     /// the request path, after prepareNameSearch: `goOn` (when given) is asked before each
-    /// piece of 1,024 blocks, and may wait; false abandons the pass (nullopt), keeping the
-    /// summaries made before. Thread-safe; one call at a time.
-    std::optional<SummaryStats> prepareSummaries(const std::function<bool()>& goOn = {}) const;
+    /// piece of `blocksAPiece` blocks, and may wait; false abandons the pass (nullopt), keeping
+    /// the summaries made before. Thread-safe; one call at a time.
+    std::optional<SummaryStats> prepareSummaries(const std::function<bool()>& goOn = {},
+                                                 size_t blocksAPiece = 1024) const;
 
     /// The LMDB transaction id of the latest commit to data.mdb, by this process or another
     /// (LMDB's meta pages); 0 if they cannot be read. Never waits for readers.

@@ -227,7 +227,8 @@ std::vector<std::string> queriesOf(const SymbolStore& store) {
 
 /// Checks that brief searches answer each query as full ones do; returns how many answers
 /// came from summaries (a brief answer without the USR string a decoded block gives).
-size_t briefAnswersAlike(const SymbolStore& store, const std::vector<std::string>& queries,
+template <typename Store>
+size_t briefAnswersAlike(const Store& store, const std::vector<std::string>& queries,
                          size_t* answers = nullptr) {
     size_t summarized = 0;
     for (const std::string& q : queries) {
@@ -339,4 +340,57 @@ TEST_CASE("names: the summaries know each file's path and whether the bytes inde
     CHECK_FALSE(store->snapshot().indexedAscii(wide).has_value());
     store->prepareSummaries();
     CHECK(store->snapshot().indexedAscii(wide) == std::optional<bool>(true));
+}
+
+TEST_CASE("names: a summaries pass that a commit cuts into is never taken as of one snapshot, and "
+          "one abandoned keeps the summaries before it",
+          "[index][names]") {
+    NamesTree tree;
+    const std::vector<std::string> queries = queriesOf(*tree.store);
+    const SummaryStats whole = tree.store->prepareSummaries().value();
+    REQUIRE(whole.blocks > 3);
+    size_t answers = 0;
+    const size_t fromWhole = briefAnswersAlike(*tree.store, queries, &answers);
+    REQUIRE(fromWhole == answers);
+
+    // Abandoned at its third piece (a block a piece): nothing of it is kept.
+    size_t asked = 0;
+    CHECK_FALSE(tree.store->prepareSummaries([&] { return ++asked < 3; }, 1).has_value());
+    CHECK(asked == 3);
+    CHECK(briefAnswersAlike(*tree.store, queries) == fromWhole);
+
+    // A commit after the first piece: every block but the first read from the snapshot after
+    // it, names.cpp's with their new lines. The pass is of no one snapshot: a reader of either
+    // must check each block's bytes and decode the ones its snapshot has otherwise (a reader of
+    // the first piece's snapshot, held from before the commit, would else show the new lines).
+    const StoreSnapshot before = tree.store->snapshot();
+    const std::filesystem::path source = tree.dir / "names.cpp";
+    std::stringstream text;
+    text << std::ifstream(source).rdbuf();
+    std::string error;
+    auto db = loadCompileDatabase(tree.dir.path().string(), &error);
+    REQUIRE(db);
+    IndexOptions indexOptions;
+    indexOptions.threads = 1;
+    asked = 0;
+    const std::optional<SummaryStats> cut = tree.store->prepareSummaries(
+        [&] {
+            if (++asked == 2) {
+                std::ofstream(source) << "// moved\n// down\n" << text.str();
+                REQUIRE(Indexer(*tree.store, indexOptions).run(*db).tusParsed == 1);
+            }
+            return true;
+        },
+        1);
+    REQUIRE(cut.has_value());
+    CHECK(asked == whole.blocks);
+    CHECK(cut->blocks == whole.blocks);
+    CHECK(briefAnswersAlike(before, queries) > 0); // names.h's blocks: alike in both
+    CHECK(briefAnswersAlike(*tree.store, queries) > 0);
+    CHECK_FALSE(tree.store->snapshot().indexedAscii(source).has_value()); // no one snapshot's
+
+    // The next pass, uncut, is of one snapshot again.
+    tree.store->prepareSummaries();
+    CHECK(briefAnswersAlike(*tree.store, queries) == fromWhole);
+    CHECK(tree.store->snapshot().indexedAscii(source) == std::optional<bool>(true));
 }
