@@ -1287,3 +1287,57 @@ TEST_CASE("daemon: it serves and re-indexes without loading libclang itself", "[
               .size() == 1);
     CHECK_FALSE(maps(daemon.pid(), "libclang"));
 }
+
+TEST_CASE("daemon: once its summaries are made, workspace/symbol answers from them what the store "
+          "holds",
+          "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    waitUntilIdle(*client);
+    // The pass after the run: its summaries (and every file's path and ASCII flag) serve the
+    // requests from then on (SymbolStore::prepareSummaries).
+    const std::string summarized = "summarized ";
+    auto declarationsSummarized = [&]() -> uint64_t {
+        const std::string log = daemon.log();
+        const size_t at = log.rfind(summarized);
+        return at == std::string::npos ? 0 : std::stoull(log.substr(at + summarized.size()));
+    };
+    for (int i = 0; i < 200 && declarationsSummarized() == 0; ++i)
+        std::this_thread::sleep_for(100ms);
+    REQUIRE(declarationsSummarized() > 50);
+
+    // The same answers as the store's whole declarations give (a process of its own, read-only).
+    StoreOptions options;
+    options.directory = tree.root / ".symdex";
+    options.readOnly = true;
+    const std::unique_ptr<SymbolStore> store = SymbolStore::open(options);
+    size_t compared = 0;
+    for (const char* query : {"circle", "ar", "sha", "sc", "circ", "hape", "ircle", "scale", "geo",
+                              "counter", "main", "area"}) {
+        INFO(query);
+        Strings expected, answered;
+        for (const NameMatch& m : store->findSymbols(query, 100, NameDetail::Full)) {
+            const Symbol& s = m.best.symbol;
+            const std::string container =
+                s.qualifiedName.size() > s.name.size() + 2
+                    ? s.qualifiedName.substr(0, s.qualifiedName.size() - s.name.size() - 2)
+                    : "";
+            // The fixture is ASCII: a column is its UTF-16 character plus one.
+            expected.push_back(s.name + " [" + container + "] " +
+                               std::filesystem::relative(m.best.path, tree.root).string() + ":" +
+                               std::to_string(s.location.line - 1) + ":" +
+                               std::to_string(s.location.column - 1));
+        }
+        for (const QJsonValue& v :
+             client->call("workspace/symbol", QJsonObject{{"query", query}}).toArray()) {
+            const std::string at = locations(QJsonArray{v["location"]}, tree).at(0);
+            answered.push_back(v["name"].toString().toStdString() + " [" +
+                               v["containerName"].toString().toStdString() + "] " +
+                               at.substr(0, at.find('-')));
+        }
+        CHECK(answered == expected);
+        compared += answered.size();
+    }
+    CHECK(compared > 20);
+}
