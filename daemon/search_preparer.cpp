@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <malloc.h>
 #include <optional>
 #include <thread>
 
@@ -78,6 +79,9 @@ void SearchPreparer::loop() {
             const std::optional<SummaryStats> made = store_.prepareSummaries(goOn);
             if (!made)
                 continue; // stopping
+            // The previous summaries were freed: millions of small blocks (their map's nodes),
+            // which malloc would otherwise keep as the daemon's memory until reused.
+            malloc_trim(0);
             const SummaryStats& s = *made;
             char line[160];
             std::snprintf(line, sizeof line,
