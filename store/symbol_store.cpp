@@ -1549,6 +1549,17 @@ public:
     }
 
     std::optional<std::string> indexedName(uint32_t id) override {
+        // From the summaries when they are of this snapshot (symdexd), taken once per View.
+        if (!nameSummariesTaken_) {
+            nameSummariesTaken_ = true;
+            if (std::shared_ptr<const SymbolSummaries> summaries = s_.currentSummaries();
+                summaries && reader_.sameSnapshot(*summaries))
+                nameSummaries_ = std::move(summaries);
+        }
+        if (nameSummaries_) {
+            const std::optional<std::string_view> name = nameSummaries_->indexedName(id);
+            return name ? std::optional(std::string(*name)) : std::nullopt;
+        }
         auto bucket = txn().get(s_.nameText, nameBucketKey(id));
         if (!bucket)
             return std::nullopt;
@@ -1798,6 +1809,8 @@ private:
     }
 
     const SymbolStore::Impl& s_;
+    std::shared_ptr<const SymbolSummaries> nameSummaries_; ///< indexedName()'s, if of this snapshot
+    bool nameSummariesTaken_ = false;
     std::shared_lock<CountedSharedMutex> global_;
     std::vector<std::shared_ptr<const EncodedFile>> staged_;
     std::unordered_map<std::string, const EncodedFile*> stagedByPath_;
@@ -1880,6 +1893,10 @@ std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bo
             for (bool f = files.get(MDB_FIRST, k, v); f; f = files.get(MDB_NEXT, k, v))
                 if (const std::optional<FileRecord> record = decodeFileRecord(v))
                     builder.addFile(uint32_t(readBigEndian(k, 4)), *record);
+            lmdb::Cursor names(read.txn, impl_->nameText);
+            for (bool f = names.get(MDB_FIRST, k, v); f; f = names.get(MDB_NEXT, k, v))
+                if (k.size() == 4)
+                    builder.addNameBucket(uint32_t(readBigEndian(k, 4)), v);
             k = {};
         }
         lmdb::Cursor cursor(read.txn, impl_->symbols);

@@ -1,6 +1,7 @@
 #include "store/symbol_summaries.h"
 
 #include "store/encoding.h"
+#include "store/lmdb_layout.h"
 #include "store/name_search.h"
 
 #include <climits>
@@ -72,6 +73,7 @@ size_t SymbolSummaries::bytes() const {
     for (const std::string& q : qualifiers_)
         total += sizeof(std::string) + (q.capacity() > 15 ? q.capacity() + 1 : 0);
     total += files_.capacity() * sizeof(File) + fileIds_.bucket_count() * sizeof(void*);
+    total += nameBuckets_.capacity() + bucketEnds_.capacity() * sizeof(uint32_t);
     for (const File& f : files_)
         total += (f.path.capacity() > 15 ? f.path.capacity() + 1 : 0) +
                  (f.known ? sizeof(std::string_view) + sizeof(uint32_t) + 2 * sizeof(void*) : 0);
@@ -150,6 +152,24 @@ void SymbolSummaries::Builder::readFrom(uint64_t environment, uint64_t txnId) {
     }
 }
 
+std::optional<std::string_view> SymbolSummaries::indexedName(uint32_t id) const {
+    const size_t bucket = id / kNamesPerBucket;
+    if (bucket >= bucketEnds_.size())
+        return std::nullopt;
+    const uint32_t begin = bucket ? bucketEnds_[bucket - 1] : 0;
+    return nameInBucket(std::string_view(nameBuckets_).substr(begin, bucketEnds_[bucket] - begin),
+                        id);
+}
+
+void SymbolSummaries::Builder::addNameBucket(uint32_t bucket, std::string_view bytes) {
+    std::vector<uint32_t>& ends = next_->bucketEnds_;
+    if (bucket < ends.size())
+        return; // out of order: not a table this reads
+    ends.resize(bucket, uint32_t(next_->nameBuckets_.size())); // empty buckets before it
+    next_->nameBuckets_.append(bytes);
+    ends.push_back(uint32_t(next_->nameBuckets_.size()));
+}
+
 void SymbolSummaries::Builder::addFile(uint32_t id, const FileRecord& record) {
     if (id >= next_->files_.size())
         next_->files_.resize(size_t(id) + 1);
@@ -161,6 +181,8 @@ void SymbolSummaries::Builder::addFile(uint32_t id, const FileRecord& record) {
 }
 
 std::shared_ptr<const SymbolSummaries> SymbolSummaries::Builder::finish() {
+    next_->nameBuckets_.shrink_to_fit();
+    next_->bucketEnds_.shrink_to_fit();
     // Paths by name once the files are all in (views into files_, which no longer moves).
     next_->fileIds_.reserve(next_->files_.size());
     for (uint32_t id = 0; id < next_->files_.size(); ++id)

@@ -75,6 +75,9 @@ public:
     const std::string* path(uint32_t id) const {
         return id < files_.size() && files_[id].known ? &files_[id].path : nullptr;
     }
+    /// The name the name index knows as `id` (View::indexedName), in the snapshot the files
+    /// were read from (only for a reader of that snapshot: ofSnapshot()); nullopt if none.
+    std::optional<std::string_view> indexedName(uint32_t id) const;
     /// Whether the bytes indexed of `path` were ASCII only (FileRecord::asciiOnly of an indexed
     /// file), as that snapshot's record says; nullopt when it has no indexed file so named.
     std::optional<bool> asciiOnly(std::string_view path) const {
@@ -105,6 +108,9 @@ public:
         /// File `id`'s record, read in the snapshot of the first readFrom(): its path and
         /// whether its indexed bytes were ASCII.
         void addFile(uint32_t id, const FileRecord& record);
+        /// A row of the `nameText` table (bucket `bucket`: the names of ids bucket *
+        /// kNamesPerBucket on), read as the files are; in the order of the buckets.
+        void addNameBucket(uint32_t bucket, std::string_view bytes);
         /// Blocks copied from the previous summaries, and decoded.
         size_t copied() const { return copied_; }
         size_t decoded() const { return decoded_; }
@@ -144,6 +150,11 @@ private:
     };
     std::vector<File> files_;                                ///< by file id
     std::unordered_map<std::string_view, uint32_t> fileIds_; ///< path -> id, into files_
+    /// The name index's names, as its `nameText` rows hold them (a candidate's name was an
+    /// LMDB lookup, 2.2K instructions, of a search's ~8K a candidate): bucket b is
+    /// nameBuckets_[b ? bucketEnds_[b - 1] : 0, bucketEnds_[b]).
+    std::string nameBuckets_;
+    std::vector<uint32_t> bucketEnds_;
 };
 
 } // namespace symdex

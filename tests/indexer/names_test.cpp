@@ -253,8 +253,19 @@ TEST_CASE("names: workspace/symbol's brief search answers from the declarations'
     REQUIRE(queries.size() > 200);
     // No summaries yet: every block decoded.
     CHECK(briefAnswersAlike(*tree.store, queries) == 0);
+    auto everyAnswer = [&] {
+        std::vector<std::string> out;
+        for (const std::string& q : queries)
+            for (const std::string& line : shown(tree.store->findSymbols(q, 1000)))
+                out.push_back(q + ": " + line);
+        return out;
+    };
+    const std::vector<std::string> unprepared = everyAnswer();
 
     const SummaryStats first = tree.store->prepareSummaries().value();
+    // The candidates' names now come from the summaries too (View::indexedName): the same
+    // answers.
+    CHECK(everyAnswer() == unprepared);
     CHECK(first.blocks > 0);
     CHECK(first.decoded == first.blocks);
     CHECK(first.copied == 0);
