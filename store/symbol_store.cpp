@@ -1894,6 +1894,13 @@ std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bo
                 if (const std::optional<FileRecord> record = decodeFileRecord(v))
                     builder.addFile(uint32_t(readBigEndian(k, 4)), *record);
             lmdb::Cursor names(read.txn, impl_->nameText);
+            size_t bytes = 0, buckets = 0; // sized first: tens of MiB at 2M names, grown not
+            for (bool f = names.get(MDB_FIRST, k, v); f; f = names.get(MDB_NEXT, k, v))
+                if (k.size() == 4) {
+                    bytes += v.size();
+                    buckets = readBigEndian(k, 4) + 1;
+                }
+            builder.reserveNames(buckets, bytes);
             for (bool f = names.get(MDB_FIRST, k, v); f; f = names.get(MDB_NEXT, k, v))
                 if (k.size() == 4)
                     builder.addNameBucket(uint32_t(readBigEndian(k, 4)), v);

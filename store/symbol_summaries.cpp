@@ -170,6 +170,11 @@ void SymbolSummaries::Builder::addNameBucket(uint32_t bucket, std::string_view b
     ends.push_back(uint32_t(next_->nameBuckets_.size()));
 }
 
+void SymbolSummaries::Builder::reserveNames(size_t buckets, size_t bytes) {
+    next_->bucketEnds_.reserve(buckets);
+    next_->nameBuckets_.reserve(bytes);
+}
+
 void SymbolSummaries::Builder::addFile(uint32_t id, const FileRecord& record) {
     if (id >= next_->files_.size())
         next_->files_.resize(size_t(id) + 1);
@@ -181,8 +186,6 @@ void SymbolSummaries::Builder::addFile(uint32_t id, const FileRecord& record) {
 }
 
 std::shared_ptr<const SymbolSummaries> SymbolSummaries::Builder::finish() {
-    next_->nameBuckets_.shrink_to_fit();
-    next_->bucketEnds_.shrink_to_fit();
     // Paths by name once the files are all in (views into files_, which no longer moves).
     next_->fileIds_.reserve(next_->files_.size());
     for (uint32_t id = 0; id < next_->files_.size(); ++id)

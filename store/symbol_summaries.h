@@ -111,6 +111,8 @@ public:
         /// A row of the `nameText` table (bucket `bucket`: the names of ids bucket *
         /// kNamesPerBucket on), read as the files are; in the order of the buckets.
         void addNameBucket(uint32_t bucket, std::string_view bytes);
+        /// Room for that many buckets and bytes of names, ahead of addNameBucket().
+        void reserveNames(size_t buckets, size_t bytes);
         /// Blocks copied from the previous summaries, and decoded.
         size_t copied() const { return copied_; }
         size_t decoded() const { return decoded_; }
