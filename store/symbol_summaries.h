@@ -43,6 +43,11 @@ struct SymbolSummary {
 
 class SymbolSummaries {
 public:
+    SymbolSummaries() = default;
+    // Not copied: fileIds_ holds views of files_'s paths.
+    SymbolSummaries(const SymbolSummaries&) = delete;
+    SymbolSummaries& operator=(const SymbolSummaries&) = delete;
+
     /// The summaries of the rows of block `block` of file `file`, when kept for exactly `bytes`
     /// (the block's compressed bytes in the reader's snapshot); else an empty span. A row that
     /// cannot be summarized (a name longer than 64 characters, one with a byte >= 0x80, a

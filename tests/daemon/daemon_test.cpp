@@ -1295,23 +1295,28 @@ TEST_CASE("daemon: once its summaries are made, workspace/symbol answers from th
     DaemonProcess daemon(tree);
     auto client = daemon.client();
     waitUntilIdle(*client);
-    // The pass after the run: its summaries (and every file's path and ASCII flag) serve the
-    // requests from then on (SymbolStore::prepareSummaries).
-    const std::string summarized = "summarized ";
-    auto declarationsSummarized = [&]() -> uint64_t {
-        const std::string log = daemon.log();
-        const size_t at = log.rfind(summarized);
-        return at == std::string::npos ? 0 : std::stoull(log.substr(at + summarized.size()));
-    };
-    for (int i = 0; i < 200 && declarationsSummarized() == 0; ++i)
-        std::this_thread::sleep_for(100ms);
-    REQUIRE(declarationsSummarized() > 50);
-
-    // The same answers as the store's whole declarations give (a process of its own, read-only).
+    // The store as it is once the run is done, read by a process of its own (read-only).
     StoreOptions options;
     options.directory = tree.root / ".symdex";
     options.readOnly = true;
     const std::unique_ptr<SymbolStore> store = SymbolStore::open(options);
+    // The pass over that snapshot (the preparer logs the snapshot, then the summaries): its
+    // summaries (and every file's path and ASCII flag, and the names) serve the requests from
+    // then on (SymbolStore::prepareSummaries). A pass during the run logs an earlier snapshot.
+    const std::string prepared =
+        "prepared for requests: snapshot " + std::to_string(store->lastCommitId()) + ",";
+    const std::string summarized = "summarized ";
+    auto declarationsSummarized = [&]() -> uint64_t {
+        const std::string log = daemon.log();
+        const size_t pass = log.rfind(prepared);
+        const size_t at = pass == std::string::npos ? pass : log.find(summarized, pass);
+        return at == std::string::npos ? 0 : std::stoull(log.substr(at + summarized.size()));
+    };
+    for (int i = 0; i < 1200 && declarationsSummarized() == 0; ++i)
+        std::this_thread::sleep_for(100ms);
+    REQUIRE(declarationsSummarized() > 50);
+
+    // The same answers as the store's whole declarations give.
     size_t compared = 0;
     for (const char* query : {"circle", "ar", "sha", "sc", "circ", "hape", "ircle", "scale", "geo",
                               "counter", "main", "area"}) {
