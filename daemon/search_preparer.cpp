@@ -79,8 +79,9 @@ void SearchPreparer::loop() {
             const std::optional<SummaryStats> made = store_.prepareSummaries(goOn);
             if (!made)
                 continue; // stopping
-            // The previous summaries were freed: millions of small blocks (their map's nodes),
-            // which malloc would otherwise keep as the daemon's memory until reused.
+            // The previous summaries were freed (unless a request still holds them): millions
+            // of small blocks (their map's nodes), which malloc would otherwise keep as the
+            // daemon's memory until reused.
             malloc_trim(0);
             const SummaryStats& s = *made;
             char line[160];

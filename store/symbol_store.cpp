@@ -908,10 +908,8 @@ public:
     std::optional<bool> indexedAscii(const std::string& path) override {
         if (stagedFile(path))
             return std::nullopt; // an open document's bytes, not those the summaries saw
-        const std::shared_ptr<const SymbolSummaries> summaries = s_.currentSummaries();
-        if (!summaries || !reader_.sameSnapshot(*summaries))
-            return std::nullopt;
-        return summaries->asciiOnly(path);
+        const SymbolSummaries* summaries = ownSummaries();
+        return summaries ? summaries->asciiOnly(path) : std::nullopt;
     }
 
     void forEachFile(const std::function<void(uint32_t, const FileRecord&)>& fn) override {
@@ -1549,15 +1547,9 @@ public:
     }
 
     std::optional<std::string> indexedName(uint32_t id) override {
-        // From the summaries when they are of this snapshot (symdexd), taken once per View.
-        if (!nameSummariesTaken_) {
-            nameSummariesTaken_ = true;
-            if (std::shared_ptr<const SymbolSummaries> summaries = s_.currentSummaries();
-                summaries && reader_.sameSnapshot(*summaries))
-                nameSummaries_ = std::move(summaries);
-        }
-        if (nameSummaries_) {
-            const std::optional<std::string_view> name = nameSummaries_->indexedName(id);
+        // From the summaries when they are of this snapshot (symdexd).
+        if (const SymbolSummaries* summaries = ownSummaries()) {
+            const std::optional<std::string_view> name = summaries->indexedName(id);
             return name ? std::optional(std::string(*name)) : std::nullopt;
         }
         auto bucket = txn().get(s_.nameText, nameBucketKey(id));
@@ -1808,9 +1800,21 @@ private:
         return it->second;
     }
 
+    /// The store's summaries if they are of this View's snapshot (every file's path, ASCII
+    /// flag and the index's names then hold for it), else null; looked up once per View.
+    const SymbolSummaries* ownSummaries() {
+        if (!ownSummariesTaken_) {
+            ownSummariesTaken_ = true;
+            if (std::shared_ptr<const SymbolSummaries> summaries = s_.currentSummaries();
+                summaries && reader_.sameSnapshot(*summaries))
+                ownSummaries_ = std::move(summaries);
+        }
+        return ownSummaries_.get();
+    }
+
     const SymbolStore::Impl& s_;
-    std::shared_ptr<const SymbolSummaries> nameSummaries_; ///< indexedName()'s, if of this snapshot
-    bool nameSummariesTaken_ = false;
+    std::shared_ptr<const SymbolSummaries> ownSummaries_; ///< ownSummaries()'s
+    bool ownSummariesTaken_ = false;
     std::shared_lock<CountedSharedMutex> global_;
     std::vector<std::shared_ptr<const EncodedFile>> staged_;
     std::unordered_map<std::string, const EncodedFile*> stagedByPath_;
