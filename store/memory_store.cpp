@@ -257,7 +257,7 @@ public:
                      const std::function<bool(std::string_view, uint32_t)>&) override {}
     std::unique_ptr<Postings> postings(std::string_view) override { return nullptr; }
     bool hasPosting(std::string_view, uint32_t, uint32_t) override { return false; }
-    std::optional<std::string> indexedName(uint32_t) override { return std::nullopt; }
+    std::optional<std::string_view> indexedName(uint32_t) override { return std::nullopt; }
 
     void forEachSymbolNamed(
         std::string_view key,

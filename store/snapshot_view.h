@@ -100,8 +100,11 @@ public:
     }
     /// Whether the name (length, id) holds `token`.
     virtual bool hasPosting(std::string_view token, uint32_t length, uint32_t id) = 0;
-    /// The name the index holds under `id`.
-    virtual std::optional<std::string> indexedName(uint32_t id) = 0;
+    /// The name the index holds under `id`; it stays while the View does.
+    virtual std::optional<std::string_view> indexedName(uint32_t id) = 0;
+    /// Whether indexedName() is a look-up in memory (a few instructions), not in the store:
+    /// a search then checks the names its rarest constraint proposes rather than filtering them.
+    virtual bool namesInMemory() { return false; }
     /// The best EntryRank (name_index.h) of the declarations whose name key is `key`, read from
     /// the names index without decoding them; nullopt when there are none or the store keeps no
     /// ranks (then name search expands the name to know).

@@ -1546,18 +1546,18 @@ public:
         return holds(chunk, target);
     }
 
-    std::optional<std::string> indexedName(uint32_t id) override {
-        // From the summaries when they are of this snapshot (symdexd).
-        if (const SymbolSummaries* summaries = ownSummaries()) {
-            const std::optional<std::string_view> name = summaries->indexedName(id);
-            return name ? std::optional(std::string(*name)) : std::nullopt;
-        }
+    std::optional<std::string_view> indexedName(uint32_t id) override {
+        // From the summaries when they are of this snapshot (symdexd), which the View holds;
+        // else from the map, which stays while the View's read transaction does.
+        if (const SymbolSummaries* summaries = ownSummaries())
+            return summaries->indexedName(id);
         auto bucket = txn().get(s_.nameText, nameBucketKey(id));
         if (!bucket)
             return std::nullopt;
-        const std::optional<std::string_view> name = nameInBucket(*bucket, id);
-        return name ? std::optional(std::string(*name)) : std::nullopt;
+        return nameInBucket(*bucket, id);
     }
+
+    bool namesInMemory() override { return ownSummaries() != nullptr; }
 
     std::optional<EntryRank> bestEntryRank(std::string_view key) override {
         // Declarations of files shadowed by the overlay count too: a bound, never too high.

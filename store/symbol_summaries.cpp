@@ -73,7 +73,7 @@ size_t SymbolSummaries::bytes() const {
     for (const std::string& q : qualifiers_)
         total += sizeof(std::string) + (q.capacity() > 15 ? q.capacity() + 1 : 0);
     total += files_.capacity() * sizeof(File) + fileIds_.bucket_count() * sizeof(void*);
-    total += nameBuckets_.capacity() + bucketEnds_.capacity() * sizeof(uint32_t);
+    total += names_.capacity() + nameEnds_.capacity() * sizeof(uint32_t);
     for (const File& f : files_)
         total += (f.path.capacity() > 15 ? f.path.capacity() + 1 : 0) +
                  (f.known ? sizeof(std::string_view) + sizeof(uint32_t) + 2 * sizeof(void*) : 0);
@@ -153,26 +153,35 @@ void SymbolSummaries::Builder::readFrom(uint64_t environment, uint64_t txnId) {
 }
 
 std::optional<std::string_view> SymbolSummaries::indexedName(uint32_t id) const {
-    const size_t bucket = id / kNamesPerBucket;
-    if (bucket >= bucketEnds_.size())
+    if (id >= nameEnds_.size())
         return std::nullopt;
-    const uint32_t begin = bucket ? bucketEnds_[bucket - 1] : 0;
-    return nameInBucket(std::string_view(nameBuckets_).substr(begin, bucketEnds_[bucket] - begin),
-                        id);
+    const uint32_t begin = id ? nameEnds_[id - 1] : 0;
+    if (begin == nameEnds_[id])
+        return std::nullopt; // no name has this id (nameInBucket's empty slot)
+    return std::string_view(names_).substr(begin, nameEnds_[id] - begin);
 }
 
 void SymbolSummaries::Builder::addNameBucket(uint32_t bucket, std::string_view bytes) {
-    std::vector<uint32_t>& ends = next_->bucketEnds_;
-    if (bucket < ends.size())
+    std::vector<uint32_t>& ends = next_->nameEnds_;
+    const size_t first = size_t(bucket) * kNamesPerBucket;
+    if (first < ends.size())
         return; // out of order: not a table this reads
-    ends.resize(bucket, uint32_t(next_->nameBuckets_.size())); // empty buckets before it
-    next_->nameBuckets_.append(bytes);
-    ends.push_back(uint32_t(next_->nameBuckets_.size()));
+    ends.resize(first, uint32_t(next_->names_.size())); // ids with no name before it
+    // Each name apart, so that a search takes one by its id without reading those before it
+    // in the bucket (nameInBucket() read up to 15 strings: ~500 instructions a candidate).
+    Reader r(bytes);
+    for (uint32_t slot = 0; slot < kNamesPerBucket && !r.atEnd(); ++slot) {
+        const std::string_view name = r.string();
+        if (r.failed())
+            break; // the rest of a damaged bucket: no names (as nameInBucket() finds none)
+        next_->names_.append(name);
+        ends.push_back(uint32_t(next_->names_.size()));
+    }
 }
 
 void SymbolSummaries::Builder::reserveNames(size_t buckets, size_t bytes) {
-    next_->bucketEnds_.reserve(buckets);
-    next_->nameBuckets_.reserve(bytes);
+    next_->nameEnds_.reserve(buckets * kNamesPerBucket);
+    next_->names_.reserve(bytes);
 }
 
 void SymbolSummaries::Builder::addFile(uint32_t id, const FileRecord& record) {

@@ -157,11 +157,11 @@ private:
     };
     std::vector<File> files_;                                ///< by file id
     std::unordered_map<std::string_view, uint32_t> fileIds_; ///< path -> id, into files_
-    /// The name index's names, as its `nameText` rows hold them (a candidate's name was an
-    /// LMDB lookup, 2.2K instructions, of a search's ~8K a candidate): bucket b is
-    /// nameBuckets_[b ? bucketEnds_[b - 1] : 0, bucketEnds_[b]).
-    std::string nameBuckets_;
-    std::vector<uint32_t> bucketEnds_;
+    /// The name index's names, those of its `nameText` rows (a candidate's name was an LMDB
+    /// lookup, 2.2K instructions, of a search's ~8K a candidate): name `id` is
+    /// names_[id ? nameEnds_[id - 1] : 0, nameEnds_[id]), none when that is empty.
+    std::string names_;
+    std::vector<uint32_t> nameEnds_;
 };
 
 } // namespace symdex
