@@ -166,7 +166,8 @@ void SymbolSummaries::Builder::addNameBucket(uint32_t bucket, std::string_view b
     const size_t first = size_t(bucket) * kNamesPerBucket;
     if (first < ends.size())
         return; // out of order: not a table this reads
-    ends.resize(first, uint32_t(next_->names_.size())); // ids with no name before it
+    // Ids with no name before it.
+    ends.resize(first, uint32_t(next_->names_.size()));
     // Each name apart, so that a search takes one by its id without reading those before it
     // in the bucket (nameInBucket() read up to 15 strings: ~500 instructions a candidate).
     Reader r(bytes);
