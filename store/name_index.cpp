@@ -3,6 +3,7 @@
 #include "store/name_search.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 
 namespace symdex {
@@ -18,6 +19,13 @@ bool isUpper(char c) {
 bool isDigit(char c) {
     return c >= '0' && c <= '9';
 }
+/// Each byte in ASCII lower case (a look-up: no branch a letter).
+constexpr std::array<char, 256> kLowerAscii = [] {
+    std::array<char, 256> table{};
+    for (int i = 0; i < 256; ++i)
+        table[size_t(i)] = char(i >= 'A' && i <= 'Z' ? i - 'A' + 'a' : i);
+    return table;
+}();
 bool isWordChar(char c) {
     return isLower(c) || isUpper(c) || isDigit(c);
 }
@@ -165,11 +173,15 @@ std::optional<MatchRank> matchName(std::string_view name, const NameQuery& query
     // A word start or a substring holds the query's letters and digits in order. Most names
     // the index proposes for a long query do not (a cut's rarest constraint holds a few names
     // that share a word or initials with it), and are told so here, before their words are split.
+    // (Most of a word-start search's instructions a candidate: the loop is kept tight.)
     size_t held = 0;
-    for (size_t i = 0; i < name.size() && held < q.size(); ++i) {
-        const char c = name[i];
-        held += (isUpper(c) ? char(c - 'A' + 'a') : c) == q[held];
-    }
+    char wanted = q[0];
+    for (const char c : name)
+        if (kLowerAscii[uint8_t(c)] == wanted) {
+            if (++held == q.size())
+                break;
+            wanted = q[held];
+        }
     if (held < q.size())
         return std::nullopt;
     thread_local Words words;
