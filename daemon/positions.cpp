@@ -231,18 +231,24 @@ std::string_view SourceLines::line(const std::string& path, uint32_t line) {
 bool PositionMapper::needsConversion(const std::string& path) {
     if (encoding_ == PositionEncoding::Utf8)
         return false;
-    auto [it, inserted] = needsConversion_.try_emplace(path, false);
-    if (inserted) {
+    return needsConversion(path, file(path));
+}
+
+bool PositionMapper::needsConversion(const std::string& path, File& file) {
+    if (encoding_ == PositionEncoding::Utf8)
+        return false;
+    if (!file.needsConversion) {
         // The store's columns are of the bytes it indexed: if those were ASCII, they are the
         // UTF-16 columns too, whatever the file holds now (symdexd knows it in memory; else a
         // stat and the record, or a read of the file).
         if (const std::optional<bool> ascii =
                 snapshot_ ? snapshot_->indexedAscii(path) : std::nullopt)
-            it->second = !*ascii;
+            file.needsConversion = !*ascii;
         else
-            it->second = snapshot_ ? !isAsciiFile(path, *snapshot_) : !isAsciiFile(path, index_);
+            file.needsConversion =
+                snapshot_ ? !isAsciiFile(path, *snapshot_) : !isAsciiFile(path, index_);
     }
-    return it->second;
+    return *file.needsConversion;
 }
 
 Position PositionMapper::fromLsp(const std::string& path, uint32_t line, uint32_t character) {
@@ -293,7 +299,8 @@ QJsonObject PositionMapper::location(const std::string& path, Position begin, ui
 void PositionMapper::writeLocation(protocol::JsonWriter& out, const std::string& path,
                                    Position begin, uint32_t byteLength) {
     // Keys in QJsonObject's order (sorted), so both writers give the same text.
-    const bool convert = needsConversion(path);
+    File& f = file(path);
+    const bool convert = needsConversion(path, f);
     out.beginObject();
     out.key("range").beginObject();
     out.key("end");
@@ -301,15 +308,18 @@ void PositionMapper::writeLocation(protocol::JsonWriter& out, const std::string&
     out.key("start");
     writePoint(out, path, begin, convert);
     out.endObject();
-    out.key("uri").value(uri(path));
+    out.key("uri").value(uri(path, f));
     out.endObject();
 }
 
 const std::string& PositionMapper::uri(const std::string& path) {
-    auto [it, inserted] = uris_.try_emplace(path);
-    if (inserted)
-        it->second = fileUri(path);
-    return it->second;
+    return uri(path, file(path));
+}
+
+const std::string& PositionMapper::uri(const std::string& path, File& file) {
+    if (file.uri.empty())
+        file.uri = fileUri(path);
+    return file.uri;
 }
 
 namespace {

@@ -112,8 +112,16 @@ private:
     const Store* index_;
     const StoreSnapshot* snapshot_ = nullptr;
     SourceLines lines_;
-    std::unordered_map<std::string, bool> needsConversion_;
-    std::unordered_map<std::string, std::string> uris_;
+    /// What is worked out once per file and request: one map, so that an answer's location
+    /// costs one look-up of its path.
+    struct File {
+        std::optional<bool> needsConversion;
+        std::string uri; ///< empty until asked
+    };
+    File& file(const std::string& path) { return files_[path]; }
+    bool needsConversion(const std::string& path, File& file);
+    const std::string& uri(const std::string& path, File& file);
+    std::unordered_map<std::string, File> files_;
 };
 
 /// "file:///a/b%20c.cpp" for "/a/b c.cpp": QUrl::fromLocalFile's fully encoded URI, written

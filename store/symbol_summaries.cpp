@@ -59,7 +59,9 @@ Symbol SymbolSummaries::symbol(const SymbolSummary& row, std::string_view key) c
     for (size_t i = 0; i < symbol.name.size(); ++i)
         if (row.upper >> i & 1)
             symbol.name[i] = char(symbol.name[i] - 'a' + 'A');
-    symbol.qualifiedName = qualifiers_[row.qualifier] + symbol.name;
+    const std::string& qualifier = qualifiers_[row.qualifier];
+    symbol.qualifiedName.reserve(qualifier.size() + symbol.name.size());
+    symbol.qualifiedName.append(qualifier).append(symbol.name);
     symbol.kind = row.kind;
     symbol.flags = row.flags;
     symbol.location = {row.line, row.column};
