@@ -2,6 +2,7 @@
 
 #include <QString>
 
+#include <array>
 #include <charconv>
 
 namespace symdex::protocol {
@@ -44,8 +45,30 @@ QByteArray JsonWriter::take() {
     return text;
 }
 
+namespace {
+
+/// The bytes a string written needs to look at: those escaped and those of UTF-8 past ASCII.
+constexpr std::array<bool, 256> kNotPlain = [] {
+    std::array<bool, 256> notPlain{};
+    for (int c = 0; c < 256; ++c)
+        notPlain[size_t(c)] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+    return notPlain;
+}();
+
+} // namespace
+
 void JsonWriter::quoted(std::string_view utf8) {
-    for (unsigned char c : utf8)
+    // Names and paths are plain ASCII nearly always: one pass to know it, one append.
+    size_t plainRun = 0;
+    while (plainRun < utf8.size() && !kNotPlain[static_cast<unsigned char>(utf8[plainRun])])
+        ++plainRun;
+    if (plainRun == utf8.size()) {
+        out_ += '"';
+        out_.append(utf8);
+        out_ += '"';
+        return;
+    }
+    for (unsigned char c : utf8.substr(plainRun))
         if (c >= 0x80) { // rare in names and paths: made valid once, then written as ASCII is
             const QByteArray valid =
                 QString::fromUtf8(utf8.data(), qsizetype(utf8.size())).toUtf8();

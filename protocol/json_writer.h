@@ -33,6 +33,10 @@ public:
     /// Text that is already JSON (a value QJsonDocument wrote, a request id as received).
     void raw(std::string_view json);
 
+    /// Room for `bytes` more, ahead of a known number of answers (the buffer's doublings
+    /// copied a 100-answer workspace/symbol's text ten times).
+    void reserve(size_t bytes) { out_.reserve(out_.size() + bytes); }
+
     /// The text written so far (the writer is empty after).
     QByteArray take();
 

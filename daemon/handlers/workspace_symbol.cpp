@@ -29,9 +29,12 @@ QByteArray handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params) 
     // One snapshot for the search and for the records of the answers' files.
     const StoreSnapshot snapshot = ctx.server.store.snapshot();
     PositionMapper mapper(ctx.encoding, snapshot);
+    const std::vector<NameMatch> matches =
+        snapshot.findSymbols(query.toStdString(), limit, NameDetail::Brief);
     protocol::JsonWriter out;
+    out.reserve(64 + 320 * matches.size()); // an answer's object: ~200-300 bytes
     out.beginArray();
-    for (const NameMatch& m : snapshot.findSymbols(query.toStdString(), limit, NameDetail::Brief)) {
+    for (const NameMatch& m : matches) {
         const Symbol& s = m.best.symbol;
         // Members in QJsonObject's (sorted) order, as the other answers write them.
         out.beginObject();
