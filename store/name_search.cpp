@@ -559,14 +559,16 @@ private:
     /// under the same key (mostly of that very name) are checked once, not once each (a
     /// substring or word start splits the name into words: ~1.2K instructions).
     std::optional<MatchRank> rankOf(std::string_view name) {
-        if (name != lastRanked_)
+        if (!lastRanked_ || name != *lastRanked_)
             ranked(name, matchName(name, query_));
         return lastRank_;
     }
     /// Keeps matchName()'s `rank` of `name` for rankOf() (for a name about to be expanded:
     /// the many proposed that fail are not copied).
     void ranked(std::string_view name, std::optional<MatchRank> rank) {
-        lastRanked_.assign(name);
+        if (!lastRanked_)
+            lastRanked_.emplace();
+        lastRanked_->assign(name); // (the string's room is kept from name to name)
         lastRank_ = rank;
     }
 
@@ -950,14 +952,15 @@ private:
     /// matchName() rather than filtered by the others. Where a name is an LMDB look-up (2.2K
     /// instructions) a filter pays from a few dozen; with the names in memory (a few
     /// instructions and matchName()'s ~0.5K) from a hundred or so, where it costs ~5K a name
-    /// (callgrind at 300k names: 16 -> 128 took the median substring request from 850K
-    /// instructions to 480K, the median abbreviation from 1.4M to 0.97M; 512 was no better).
+    /// (callgrind at 300k names, 20 queries a kind: 16 -> 128 took the median substring
+    /// request from 838K instructions to 586K, the median abbreviation from 1.57M to 1.33M;
+    /// 512 was no better).
     const size_t small_ = view_.namesInMemory() ? 128 : 16;
     bool qualified_ = false;
     std::string lowerPattern_;
     NameQuery query_;
     std::vector<NameMatch> matches_;
-    std::string lastRanked_ = std::string(1, '\0'); ///< rankOf()'s last name (none at first)
+    std::optional<std::string> lastRanked_; ///< rankOf()'s last name
     std::optional<MatchRank> lastRank_;
     std::unordered_map<uint64_t, size_t> byUsr_;
     std::set<std::string, std::less<>> expanded_;
