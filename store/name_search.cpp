@@ -14,6 +14,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace symdex {
 
@@ -708,8 +709,8 @@ private:
         // the constraints after it are not worked out, and a rare name's dozens of cuts, which
         // mostly come down to the same initials or pair of words of a name or two, read them
         // once.
-        std::set<const Source*> readAlone;
-        auto proposed = std::make_shared<std::vector<View::NameRef>>(); // by those, in all
+        ReadAlone alone;
+        std::vector<std::vector<const Source*>> plans; // cuts whose constraints all hold many
         std::vector<const Source*> sources;
         // A piece must be able to follow the one before it (some name has such a pair of
         // words, when they are few enough to count) and the two before it (some name has those
@@ -768,19 +769,83 @@ private:
             if (none)
                 continue;
             if (few) {
-                // (pairsScratch_ changes: never shared.)
-                if ((pairsScratch_ && few == &*pairsScratch_) || readAlone.insert(few).second)
-                    readInto(*few, *proposed);
+                alone.read(*this, *few);
                 continue;
             }
-            out.add(allOf(sources));
+            // (pairsScratch_ changes with the next cut: a cut pointing at it is worked out now.)
+            if (pairsScratch_ &&
+                std::find(sources.begin(), sources.end(), &*pairsScratch_) != sources.end())
+                out.add(allOf(sources));
+            else
+                plans.push_back(sources);
         }
-        // The few names of the constraints read alone, read whole and merged by a sort: a
-        // stream each, merged name by name, cost ~500 instructions a name.
-        std::sort(proposed->begin(), proposed->end());
-        proposed->erase(std::unique(proposed->begin(), proposed->end()), proposed->end());
-        if (!proposed->empty())
-            out.add(std::make_unique<NamesStream>(std::move(proposed)));
+        addPlans(plans, alone, out);
+    }
+
+    /// The constraint of `plan` that the fewest names meet (allOf() reads it).
+    static const Source* rarest(const std::vector<const Source*>& plan) {
+        return *std::min_element(plan.begin(), plan.end(), [](const Source* a, const Source* b) {
+            return a->postings < b->postings;
+        });
+    }
+
+    /// What a Source holds, as a key: the constraints of different cuts and runs that are
+    /// the same names (Sources cached or copied) have the same one.
+    static std::string identity(const Source& source) {
+        std::string key{source.spanKind};
+        auto number = [&](uint64_t n) { key.append(reinterpret_cast<const char*>(&n), sizeof n); };
+        number(source.span.begin);
+        number(source.span.end);
+        number(uint64_t(reinterpret_cast<uintptr_t>(source.names.get())));
+        for (const Token& token : source.tokens) {
+            key += token.kind;
+            key += token.text;
+            key += '\0';
+        }
+        return key;
+    }
+
+    /// The constraints read alone for one rank, each once, and the names they hold.
+    struct ReadAlone {
+        std::unordered_set<const Source*> seen; ///< by place first: most are cached Sources
+        std::unordered_set<std::string> done;   ///< by identity()
+        std::shared_ptr<std::vector<View::NameRef>> names =
+            std::make_shared<std::vector<View::NameRef>>();
+        void read(NameSearch& search, const Source& source) {
+            // (pairsScratch_ changes: never known by its place.)
+            const bool scratch = search.pairsScratch_ && &source == &*search.pairsScratch_;
+            if ((scratch || seen.insert(&source).second) && done.insert(identity(source)).second)
+                search.readInto(source, *names);
+        }
+    };
+
+    /// Adds the candidates of `plans` (each the constraints of a cut or run, every one
+    /// holding more than small_ names) and of the constraints read alone to `out`. A plan is
+    /// allOf() its constraints unless its rarest is the rarest of another plan too and holds
+    /// at most sharedAlone_ names: that one is read alone, once (the cuts of a query of a
+    /// name's middle come down to a few pairs and initials of a few hundred names each,
+    /// every one in several cuts: intersected per cut, each cost ~200K instructions at 2M
+    /// names, and all of them found nothing).
+    void addPlans(const std::vector<std::vector<const Source*>>& plans, ReadAlone& alone,
+                  Union& out) {
+        std::vector<std::string> ids(plans.size()); // of each plan's rarest, when few enough
+        std::unordered_map<std::string_view, size_t> rarestOf; // identity -> plans
+        for (size_t i = 0; i < plans.size(); ++i)
+            if (const Source* r = rarest(plans[i]); r->postings <= sharedAlone_)
+                ++rarestOf[ids[i] = identity(*r)];
+        for (size_t i = 0; i < plans.size(); ++i) {
+            if (!ids[i].empty() && rarestOf[ids[i]] > 1)
+                alone.read(*this, *rarest(plans[i]));
+            else
+                out.add(allOf(plans[i]));
+        }
+        // The names read alone, read whole and merged by a sort: a stream each, merged name
+        // by name, cost ~500 instructions a name.
+        std::shared_ptr<std::vector<View::NameRef>>& names = alone.names;
+        std::sort(names->begin(), names->end());
+        names->erase(std::unique(names->begin(), names->end()), names->end());
+        if (!names->empty())
+            out.add(std::make_unique<NamesStream>(std::move(names)));
     }
 
     /// Appends every name of `source` (a few: at most small_ postings) to `names`.
@@ -924,6 +989,9 @@ private:
                 if (const std::string_view word = view_.wordAt(i); word.size() > L)
                     endingWith[L].add({kWordToken, word}, view_.namesOfWords({i, i + 1}));
         constexpr size_t kMaxRuns = 16;
+        std::deque<std::vector<Source>> kept; // the runs' sources, while plans point at them
+        std::vector<std::vector<const Source*>> plans;
+        ReadAlone alone;
         for (size_t L = 1; L < q.size(); ++L) {
             if (endingWith[L].size() == 0)
                 continue;
@@ -937,12 +1005,16 @@ private:
                     if (std::optional<Source> pairs =
                             pairsOf(run[i], run[i + 1], kMaxPairFirstWords))
                         run.push_back(std::move(*pairs));
-                std::vector<const Source*> sources;
-                for (const Source& source : run)
+                std::vector<const Source*>& sources = plans.emplace_back();
+                for (const Source& source : kept.emplace_back(std::move(run)))
                     sources.push_back(&source);
-                out.add(allOf(std::move(sources)));
+                if (rarest(sources)->postings <= small_) {
+                    alone.read(*this, *rarest(sources));
+                    plans.pop_back();
+                }
             }
         }
+        addPlans(plans, alone, out);
     }
 
     View& view_;
@@ -956,6 +1028,9 @@ private:
     /// request from 838K instructions to 586K, the median abbreviation from 1.57M to 1.33M;
     /// 512 was no better).
     const size_t small_ = view_.namesInMemory() ? 128 : 16;
+    /// A constraint of at most this many names that is the rarest of several plans is read
+    /// alone (addPlans()).
+    const size_t sharedAlone_ = view_.namesInMemory() ? 512 : small_;
     bool qualified_ = false;
     std::string lowerPattern_;
     NameQuery query_;

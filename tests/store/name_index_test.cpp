@@ -1011,6 +1011,48 @@ TEST_CASE("long abbreviations of names of many words find what checking every na
     }
 }
 
+TEST_CASE("with the names in memory, mid-name substrings and word starts find what checking every "
+          "name finds",
+          "[store][names]") {
+    // The daemon's searches: the summaries hold the names, so a constraint of a few hundred
+    // names that several cuts or runs share is read alone, once (NameSearch::addPlans), and
+    // what it holds is checked name by name. Four words of sixteen, whose initials are four
+    // letters: each three initials in a row are some hundreds of names', and the many ways to
+    // cut a query share them, as in a big tree's camelCase names.
+    const std::vector<std::string> words = {"Am",   "Amber",  "Ample", "Arc", "Me",   "Mer",
+                                            "Mint", "Mole",   "Ra",    "Rat", "Rope", "Rim",
+                                            "Th",   "Thread", "Tin",   "Top"};
+    std::vector<Symbol> symbols;
+    uint32_t line = 0;
+    uint32_t state = 12345;
+    auto random = [&] { return (state = state * 1103515245u + 12345u) >> 16; };
+    std::set<std::string> names;
+    while (names.size() < 6000) {
+        std::string name = "x";
+        for (int w = 0; w < 4; ++w)
+            name += words[random() % words.size()];
+        if (names.insert(name).second)
+            symbols.push_back(makeSymbol(name, ++line, line % 3 != 0));
+    }
+    BothStores stores;
+    stores.publish({symbols});
+    auto& lmdb = stores.lmdb;
+    REQUIRE(lmdb->prepareSummaries().has_value());
+    MemoryStore& memory = stores.memory;
+    const Strings queries = {"amerath", "mbermer", "amerat",  "mertin", "aropt", "ambmerra",
+                             "pleme",   "berme",   "readamb", "intmo",  "opeth", "ratthre",
+                             "arcrimt", "mpler",   "hreadam", "amra",   "mrt",   "ambermerti"};
+    size_t answered = 0;
+    for (const std::string& query : queries)
+        for (size_t limit : {size_t(5), size_t(100), size_t(1000)}) {
+            INFO(query << " limit " << limit);
+            const Strings found = find(*lmdb, query, limit);
+            CHECK(found == find(memory, query, limit));
+            answered += !found.empty();
+        }
+    CHECK(answered == 3 * queries.size());
+}
+
 namespace {
 
 /// Each match in full: rank, qualified name, definition or not, where, and how many occurrences.
