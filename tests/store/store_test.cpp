@@ -900,10 +900,17 @@ TEST_CASE("prefaultMap maps what the page cache holds of data.mdb into the proce
         CHECK(double(fromCold) <= cachedShare * double(size) + 4096);
         CHECK(double(residentBytesOfMapping(data)) <= cachedShare * double(size) + 4096);
     }
-    // Read through (as PageCacheWarmer does): now all of it.
+    // Read through (as PageCacheWarmer does): now all of it, but for what the kernel reclaims
+    // before the call under memory pressure (5 pages of 4,941 in a local CI run beside two
+    // symdexd under callgrind): compared with what the cache holds just before, as below.
     std::ifstream(data, std::ios::binary).ignore(std::numeric_limits<std::streamsize>::max());
-    CHECK(store->prefaultMap() == size);
-    CHECK(residentBytesOfMapping(data) >= size);
+    const double readShare = residentShare(data.string());
+    INFO("read through: " << readShare << " of them cached");
+    CHECK(readShare > 0.9);
+    const size_t warm = store->prefaultMap();
+    CHECK(warm <= size);
+    CHECK(double(warm) >= readShare * double(size) - 65536);
+    CHECK(residentBytesOfMapping(data) + 65536 >= warm);
 
     // More files: the file and the map grow (remapped), and the new pages are mapped on the
     // next call.
