@@ -1008,8 +1008,8 @@ private:
                 std::vector<const Source*>& sources = plans.emplace_back();
                 for (const Source& source : kept.emplace_back(std::move(run)))
                     sources.push_back(&source);
-                if (rarest(sources)->postings <= small_) {
-                    alone.read(*this, *rarest(sources));
+                if (const Source* r = rarest(sources); r->postings <= small_) {
+                    alone.read(*this, *r);
                     plans.pop_back();
                 }
             }
