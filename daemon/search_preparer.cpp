@@ -86,9 +86,10 @@ void SearchPreparer::loop() {
             const SummaryStats& s = *made;
             char line[160];
             std::snprintf(line, sizeof line,
-                          "summarized %zu declarations in %zu blocks (%zu decoded, %zu kept), "
-                          "%.1f MiB",
-                          s.rows, s.blocks, s.decoded, s.copied, double(s.bytes) / (1 << 20));
+                          "summarized %zu declarations in %zu blocks (%zu decoded, %zu kept) "
+                          "and %zu names' declarations by id, %.1f MiB",
+                          s.rows, s.blocks, s.decoded, s.copied, s.names,
+                          double(s.bytes) / (1 << 20));
             log_(line);
         } catch (const std::exception& e) {
             log_(std::string("summarizing declarations: ") + e.what());

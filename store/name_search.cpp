@@ -444,8 +444,8 @@ private:
                         found && *found <= rank) {
                         ranked(*name, found);
                         const std::string key = nameKey(*name);
-                        if (mayRankHigh(key, length))
-                            expand(key); // a better rank's was expanded already
+                        if (mayRankHigh(key, length, postedId))
+                            expand(key, postedId); // a better rank's was expanded already
                     }
                 posted = postings->next(postedLength, postedId);
             }
@@ -453,31 +453,31 @@ private:
                 // The rest of this length can still outrank what was taken (by a shorter
                 // qualified name): best first, up to the first that cannot.
                 stopAfter = length;
-                std::vector<std::pair<RankKey, std::string>> rest;
-                auto consider = [&](std::string key) {
+                std::vector<std::tuple<RankKey, std::string, uint32_t>> rest;
+                auto consider = [&](std::string key, uint32_t id) {
                     if (expanded_.contains(key))
                         return;
-                    if (std::optional<RankKey> bound = boundOf(key, length))
-                        rest.emplace_back(*bound, std::move(key));
+                    if (std::optional<RankKey> bound = boundOf(key, length, id))
+                        rest.emplace_back(*bound, std::move(key), id);
                     else
-                        expand(key);
+                        expand(key, id);
                 };
                 while (next < listed.size() && listed[next].first == length)
-                    consider(listed[next++].second);
+                    consider(listed[next++].second, View::kNoNameId);
                 while (posted && postedLength == length) {
                     if (std::optional<std::string_view> name = view_.indexedName(postedId))
                         if (std::optional<MatchRank> found = matchName(*name, query_);
                             found && *found <= rank) {
                             ranked(*name, found);
-                            consider(nameKey(*name));
+                            consider(nameKey(*name), postedId);
                         }
                     posted = postings->next(postedLength, postedId);
                 }
                 std::sort(rest.begin(), rest.end());
-                for (const auto& [bound, key] : rest) {
+                for (const auto& [bound, key, id] : rest) {
                     if (boundary() < bound)
                         break;
-                    expand(key);
+                    expand(key, id);
                 }
                 return true;
             }
@@ -488,8 +488,8 @@ private:
     /// The best key a match under `key` (a name of `length` letters) can have: its rank at
     /// best, and the best of the ranks the names index keeps beside each declaration
     /// (View::bestEntryRank), read without decoding them; nullopt when the store keeps none.
-    std::optional<RankKey> boundOf(const std::string& key, uint32_t length) {
-        const std::optional<EntryRank> entry = view_.bestEntryRank(key);
+    std::optional<RankKey> boundOf(const std::string& key, uint32_t length, uint32_t id) {
+        const std::optional<EntryRank> entry = view_.bestEntryRank(key, id);
         if (!entry)
             return std::nullopt;
         // Exact and prefix matches are told by the key; anything else is a word start at best.
@@ -503,10 +503,10 @@ private:
     /// False when no declaration under `key` can be among the `limit` best: `limit` matches rank
     /// above its boundOf(), so its symbol blocks need not be decoded. A tie is expanded: the
     /// order then falls to the qualified name and the place.
-    bool mayRankHigh(const std::string& key, uint32_t length) {
+    bool mayRankHigh(const std::string& key, uint32_t length, uint32_t id = View::kNoNameId) {
         if (matches_.size() < limit_ || expanded_.contains(key))
             return true;
-        const std::optional<RankKey> bound = boundOf(key, length);
+        const std::optional<RankKey> bound = boundOf(key, length, id);
         return !bound || !(boundary() < *bound);
     }
 
@@ -525,13 +525,14 @@ private:
         return boundary_;
     }
 
-    /// Adds the declarations under a name key that match.
-    void expand(std::string_view key) {
+    /// Adds the declarations under a name key that match; `id` is the name of the index the
+    /// key was found by, when it was (View::kNoNameId when not).
+    void expand(std::string_view key, uint32_t id = View::kNoNameId) {
         if (!expanded_.emplace(key).second)
             return;
         ++expansions_;
         // A USR's declarations share its name and qualified name: they match alike.
-        view_.forEachUsrNamed(key, detail_, [&](View::NamedUsr&& named) {
+        view_.forEachUsrNamed(key, id, detail_, [&](View::NamedUsr&& named) {
             const Symbol& symbol = named.best.symbol;
             std::optional<MatchRank> rank = rankOf(symbol.name);
             if (!rank && !query_.key.empty())
@@ -1091,7 +1092,7 @@ void StoreSnapshot::View::NamedUsrs::add(uint64_t usrHash, Symbol&& symbol,
         named.best = {std::move(symbol), path};
 }
 
-void StoreSnapshot::View::forEachUsrNamed(std::string_view key, NameDetail,
+void StoreSnapshot::View::forEachUsrNamed(std::string_view key, uint32_t, NameDetail,
                                           const std::function<void(NamedUsr&&)>& fn) {
     NamedUsrs usrs;
     forEachSymbolNamed(key, [&](uint64_t usrHash, Symbol&& symbol, const std::string& path) {

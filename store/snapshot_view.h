@@ -105,10 +105,14 @@ public:
     /// Whether indexedName() is a look-up in memory (a few instructions), not in the store:
     /// a search then checks the names its rarest constraint proposes rather than filtering them.
     virtual bool namesInMemory() { return false; }
+    /// What a search knows of a name key besides its text: the id of a name of the index under
+    /// it (`nameId`, from its postings), or kNoNameId. A store that keeps its names'
+    /// declarations in memory by id reads them there.
+    static constexpr uint32_t kNoNameId = UINT32_MAX;
     /// The best EntryRank (name_index.h) of the declarations whose name key is `key`, read from
     /// the names index without decoding them; nullopt when there are none or the store keeps no
     /// ranks (then name search expands the name to know).
-    virtual std::optional<EntryRank> bestEntryRank(std::string_view /*key*/) {
+    virtual std::optional<EntryRank> bestEntryRank(std::string_view /*key*/, uint32_t /*nameId*/) {
         return std::nullopt;
     }
     /// Every declaration whose name key is `key`: fn(usrHash, symbol, path), in any order.
@@ -126,7 +130,7 @@ public:
     /// forEachSymbolNamed here; a store that can tell which declarations belong to a USR
     /// already shown by its definition need not decode them. With NameDetail::Brief the best
     /// declaration may come without its USR string, extent, signature and comment.
-    virtual void forEachUsrNamed(std::string_view key, NameDetail detail,
+    virtual void forEachUsrNamed(std::string_view key, uint32_t nameId, NameDetail detail,
                                  const std::function<void(NamedUsr&&)>& fn);
     /// Declarations gathered into NamedUsrs, one per USR, in the order USRs first came.
     class NamedUsrs {

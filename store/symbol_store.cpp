@@ -1559,9 +1559,16 @@ public:
 
     bool namesInMemory() override { return ownSummaries() != nullptr; }
 
-    std::optional<EntryRank> bestEntryRank(std::string_view key) override {
+    std::optional<EntryRank> bestEntryRank(std::string_view key, uint32_t nameId) override {
         // Declarations of files shadowed by the overlay count too: a bound, never too high.
-        std::optional<EntryRank> best = reader_.bestEntryRank(key);
+        std::optional<EntryRank> best;
+        const SymbolSummaries* summaries = nameId != kNoNameId ? ownSummaries() : nullptr;
+        if (!summaries ||
+            !summaries->forEachDeclarationOfName(nameId, [&](const SymbolSummary& row) {
+                if (const EntryRank rank = summaries->rankOf(row, key); !best || rank < *best)
+                    best = rank;
+            }))
+            best = reader_.bestEntryRank(key);
         for (const auto& file : staged_) {
             auto [begin, end] = file->symbolsNamed(key);
             for (const uint32_t* seq = begin; seq != end; ++seq)
@@ -1590,8 +1597,23 @@ public:
         }
     }
 
-    void forEachUsrNamed(std::string_view key, NameDetail detail,
+    void forEachUsrNamed(std::string_view key, uint32_t nameId, NameDetail detail,
                          const std::function<void(NamedUsr&&)>& fn) override {
+        // Brief, with the summaries of this very snapshot: the name's declarations by its id,
+        // as summaries, in the order its `names` row lists them (the row is not read).
+        if (const SymbolSummaries* own =
+                detail == NameDetail::Brief && nameId != kNoNameId ? ownSummaries() : nullptr) {
+            NamedUsrs groups;
+            if (own->forEachDeclarationOfName(nameId, [&](const SymbolSummary& row) {
+                    if (!shadowed(row.file))
+                        groups.add(row.usrHash, own->symbol(row, key), reader_.path(row.file, own));
+                })) {
+                addStagedNamed(key, groups);
+                for (NamedUsr& named : groups.all())
+                    fn(std::move(named));
+                return;
+            }
+        }
         // Brief: rows from the summaries where they hold the row's block as this snapshot has it.
         const std::shared_ptr<const SymbolSummaries> summaries =
             detail == NameDetail::Brief ? s_.currentSummaries() : nullptr;
@@ -1643,14 +1665,19 @@ public:
                 groups.add(usrHash, std::move(*symbol), reader_.path(entry.fileId));
             }
         }
+        addStagedNamed(key, groups);
+        for (NamedUsr& named : usrs)
+            fn(std::move(named));
+    }
+
+    /// The staged files' declarations under `key`, into `groups`.
+    void addStagedNamed(std::string_view key, NamedUsrs& groups) {
         for (const auto& file : staged_) {
             auto [begin, end] = file->symbolsNamed(key);
             for (const uint32_t* seq = begin; seq != end; ++seq)
                 groups.add(file->symbols[*seq].usrHash, stagedSymbol(*file, *seq),
                            file->record.path);
         }
-        for (NamedUsr& named : usrs)
-            fn(std::move(named));
     }
 
     void forEachOccurrence(uint64_t usrHash,
@@ -1918,8 +1945,23 @@ std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bo
             builder.add(uint32_t(readBigEndian(k, 4)), uint32_t(readBigEndian(k.substr(4), 4)), v,
                         [&] { return reader.blockSymbols(v); });
         }
-        if (more)
+        if (more) {
             resume.assign(k);
+        } else if (builder.oneSnapshot()) {
+            // The declarations of each name, by its id, as rows of the summaries: read in the
+            // snapshot of every block, so only for readers of that snapshot.
+            std::vector<NameVariant> variants;
+            try {
+                forEachNamesRow(read.txn, impl_->names, "",
+                                [&](std::string_view, std::string_view row) {
+                                    if (decodeNameRow(row, variants))
+                                        builder.addNamesRow(variants);
+                                    return true;
+                                });
+            } catch (const CorruptNamesBlock&) {
+                // The rest are read from the store, which reports the damage to the search.
+            }
+        }
     }
     SummaryStats stats;
     stats.copied = builder.copied();
@@ -1928,6 +1970,7 @@ std::optional<SummaryStats> SymbolStore::prepareSummaries(const std::function<bo
     stats.blocks = next->blocks();
     stats.rows = next->rows();
     stats.bytes = next->bytes();
+    stats.names = next->namesKept();
     {
         // The previous summaries (tens of MiB) are freed after the lock, not under it.
         std::lock_guard lock(impl_->summariesMu);

@@ -44,6 +44,9 @@ struct SummaryStats {
     size_t copied = 0;  ///< blocks whose summaries the previous call had made
     size_t decoded = 0; ///< blocks decoded to summarize them
     size_t bytes = 0;   ///< the summaries' memory, approximately
+    /// Names whose declarations are kept by the name's id (SymbolSummaries::
+    /// forEachDeclarationOfName): a search answers them without reading their `names` row.
+    size_t names = 0;
 };
 
 /// What SymbolStore::compact() did.

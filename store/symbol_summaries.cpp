@@ -3,6 +3,7 @@
 #include "store/encoding.h"
 #include "store/lmdb_layout.h"
 #include "store/name_search.h"
+#include "store/symbol_blocks.h"
 
 #include <climits>
 
@@ -76,6 +77,7 @@ size_t SymbolSummaries::bytes() const {
         total += sizeof(std::string) + (q.capacity() > 15 ? q.capacity() + 1 : 0);
     total += files_.capacity() * sizeof(File) + fileIds_.bucket_count() * sizeof(void*);
     total += names_.capacity() + nameEnds_.capacity() * sizeof(uint32_t);
+    total += (nameRowsAt_.capacity() + nameRows_.capacity()) * sizeof(uint32_t);
     for (const File& f : files_)
         total += (f.path.capacity() > 15 ? f.path.capacity() + 1 : 0) +
                  (f.known ? sizeof(std::string_view) + sizeof(uint32_t) + 2 * sizeof(void*) : 0);
@@ -137,6 +139,7 @@ void SymbolSummaries::Builder::add(
         if (!row)
             return; // searches decode this block, as without summaries
         row->qualifier = qualifierId(qualifier);
+        row->file = file;
         rows.push_back(*row);
     }
     entry.count = uint32_t(rows.size());
@@ -187,6 +190,44 @@ void SymbolSummaries::Builder::reserveNames(size_t buckets, size_t bytes) {
     next_->names_.reserve(bytes);
 }
 
+void SymbolSummaries::Builder::addNamesRow(const std::vector<NameVariant>& variants) {
+    std::vector<uint32_t>& at = next_->nameRowsAt_;
+    if (at.size() < next_->nameEnds_.size())
+        at.resize(next_->nameEnds_.size(), kNotKept);
+    auto notKept = [&](uint32_t id) {
+        if (id < at.size())
+            at[id] = kNotKept;
+    };
+    // Spellings that share a key are left to the `names` row: a search asks by one of them.
+    if (variants.size() != 1) {
+        for (const NameVariant& variant : variants)
+            notKept(variant.nameId);
+        return;
+    }
+    const NameVariant& name = variants[0];
+    if (name.declarations.empty())
+        return;
+    std::vector<uint32_t>& rows = next_->nameRows_;
+    const size_t first = rows.size();
+    for (const NameEntry& entry : name.declarations) {
+        const uint32_t block = entry.seq / uint32_t(kSymbolsPerBlock);
+        const uint32_t index = entry.seq % uint32_t(kSymbolsPerBlock);
+        const auto it = next_->blocks_.find(keyOf(entry.fileId, block));
+        if (it == next_->blocks_.end() || index >= it->second.count ||
+            it->second.first + index >= kLastOfName) {
+            rows.resize(first); // a block not summarized: the row is read as before
+            notKept(name.nameId);
+            return;
+        }
+        rows.push_back(it->second.first + index);
+    }
+    rows.back() |= kLastOfName;
+    if (name.nameId >= at.size())
+        at.resize(size_t(name.nameId) + 1, kNotKept);
+    at[name.nameId] = uint32_t(first);
+    ++next_->namesKept_;
+}
+
 void SymbolSummaries::Builder::addFile(uint32_t id, const FileRecord& record) {
     if (id >= next_->files_.size())
         next_->files_.resize(size_t(id) + 1);
@@ -204,6 +245,8 @@ std::shared_ptr<const SymbolSummaries> SymbolSummaries::Builder::finish() {
         if (next_->files_[id].known)
             next_->fileIds_.emplace(next_->files_[id].path, id);
     next_->rows_.shrink_to_fit();
+    next_->nameRows_.shrink_to_fit();
+    next_->nameRowsAt_.shrink_to_fit();
     qualifierIds_.clear();
     previous_.reset();
     return std::move(next_);

@@ -1263,3 +1263,71 @@ TEST_CASE("declarations summaries cannot give back exactly are decoded by brief 
           Strings{"flushBuffer|flushBuffer|1:5|decoded",
                   "FlushBufferRecord|FlushBufferRecord|2:5|decoded"});
 }
+
+TEST_CASE("a prepared snapshot answers a name's declarations by its id as its names row does: "
+          "spellings that share a key, blocks not summarized, files staged over it",
+          "[store][names]") {
+    TempDir dir;
+    StoreOptions options;
+    options.directory = dir.path() / "store";
+    options.initialMapSize = size_t(64) << 20;
+    auto store = SymbolStore::open(options);
+    // library(): ten names (leveldb::Options and other::Options are one name). Besides: a second
+    // declaration of flushBuffer; utf8LENGTH, which shares utf8Length's key; bufferSize in a
+    // block the summaries cannot hold (a column past 65,535).
+    Symbol farColumn = makeSymbol("bufferSize", 2, false);
+    farColumn.location.column = 70000;
+    store->publish(makeTu("/p/plain.cc", library()));
+    store->publish(makeTu(
+        "/p/more.cc", {makeSymbol("flushBuffer", 40, false), makeSymbol("utf8LENGTH", 41, true)}));
+    store->publish(makeTu("/p/far.cc", {farColumn}));
+    store->flush();
+    const SummaryStats stats = store->prepareSummaries().value();
+    // Eleven names, less utf8Length and utf8LENGTH (one row for both) and bufferSize.
+    CHECK(stats.names == 8);
+
+    auto shown = [&](const std::string& query, NameDetail detail) {
+        Strings out;
+        for (const NameMatch& m : store->findSymbols(query, 100, detail))
+            out.push_back(m.best.symbol.qualifiedName + " " + m.best.path + ":" +
+                          std::to_string(m.best.symbol.location.line) + ":" +
+                          std::to_string(m.best.symbol.location.column) +
+                          (m.best.symbol.isDefinition() ? " def x" : " decl x") +
+                          std::to_string(m.occurrences));
+        return out;
+    };
+    const Strings queries = {"flushbuf", "buffer",  "fbr",   "glps",  "options", "opt",    "length",
+                             "utf8",     "bufsize", "uffer", "ength", "rebuf",   "httpse", "ushbu"};
+    auto agree = [&](const char* when) {
+        INFO(when);
+        for (const std::string& query : queries) {
+            INFO(query);
+            CHECK(shown(query, NameDetail::Brief) == shown(query, NameDetail::Full));
+        }
+    };
+    agree("committed");
+    CHECK(
+        shown("ushbu", NameDetail::Brief) ==
+        Strings{"flushBuffer /p/plain.cc:1:5 def x2", "FlushBufferRecord /p/plain.cc:2:5 decl x1"});
+    CHECK(shown("ength", NameDetail::Brief) ==
+          Strings{"get_length /p/plain.cc:4:5 def x1", "utf8LENGTH /p/more.cc:41:5 def x1",
+                  "utf8Length /p/plain.cc:11:5 def x1",
+                  "GetLengthPrefixedSlice /p/plain.cc:3:5 def x1"});
+    CHECK(shown("bufsize", NameDetail::Brief) == Strings{"bufferSize /p/plain.cc:9:5 def x2"});
+
+    // Staged over the prepared snapshot: more.cc now defines flushBuffer (first by path of the
+    // two definitions), and plain.cc no longer has rebuffer; the summaries still hold both
+    // files as committed.
+    store->publish(makeTu("/p/more.cc", {makeSymbol("flushBuffer", 50, true)}));
+    std::vector<Symbol> fewer = library();
+    std::erase_if(fewer, [](const Symbol& s) { return s.name == "rebuffer"; });
+    store->publish(makeTu("/p/plain.cc", fewer));
+    agree("staged");
+    CHECK(
+        shown("ushbu", NameDetail::Brief) ==
+        Strings{"flushBuffer /p/more.cc:50:5 def x2", "FlushBufferRecord /p/plain.cc:2:5 decl x1"});
+    CHECK(shown("rebuf", NameDetail::Brief).empty());
+    CHECK(shown("ength", NameDetail::Brief) ==
+          Strings{"get_length /p/plain.cc:4:5 def x1", "utf8Length /p/plain.cc:11:5 def x1",
+                  "GetLengthPrefixedSlice /p/plain.cc:3:5 def x1"});
+}
