@@ -275,15 +275,6 @@ QJsonObject PositionMapper::toLsp(const std::string& path, Position position) {
     return QJsonObject{{"line", qint64(line)}, {"character", qint64(character)}};
 }
 
-void PositionMapper::writePoint(protocol::JsonWriter& out, const std::string& path,
-                                Position position, bool convert) {
-    const auto [line, character] = lspPoint(path, position, convert);
-    out.beginObject();
-    out.key("character").value(int64_t(character));
-    out.key("line").value(int64_t(line));
-    out.endObject();
-}
-
 QJsonObject PositionMapper::rangeOf(const std::string& path, Position begin, uint32_t byteLength) {
     return rangeOf(path, begin, Position{begin.line, begin.column + byteLength});
 }
@@ -298,18 +289,29 @@ QJsonObject PositionMapper::location(const std::string& path, Position begin, ui
 
 void PositionMapper::writeLocation(protocol::JsonWriter& out, const std::string& path,
                                    Position begin, uint32_t byteLength) {
+    out.raw({});
+    appendLocation(out, path, begin, byteLength);
+}
+
+void PositionMapper::appendLocation(protocol::JsonWriter& out, const std::string& path,
+                                    Position begin, uint32_t byteLength) {
     // Keys in QJsonObject's order (sorted), so both writers give the same text.
     File& f = file(path);
     const bool convert = needsConversion(path, f);
-    out.beginObject();
-    out.key("range").beginObject();
-    out.key("end");
-    writePoint(out, path, Position{begin.line, begin.column + byteLength}, convert);
-    out.key("start");
-    writePoint(out, path, begin, convert);
-    out.endObject();
-    out.key("uri").value(uri(path, f));
-    out.endObject();
+    const auto [line, start] = lspPoint(path, begin, convert);
+    const uint32_t end =
+        lspPoint(path, Position{begin.line, begin.column + byteLength}, convert).second;
+    out.append(R"({"range":{"end":{"character":)")
+        .appendNumber(end)
+        .append(R"(,"line":)")
+        .appendNumber(line)
+        .append(R"(},"start":{"character":)")
+        .appendNumber(start)
+        .append(R"(,"line":)")
+        .appendNumber(line)
+        .append(R"(}},"uri":)")
+        .appendString(uri(path, f))
+        .append("}");
 }
 
 const std::string& PositionMapper::uri(const std::string& path) {

@@ -91,6 +91,9 @@ public:
     /// The same Location written as JSON text (answers of many locations: no QJsonObjects).
     void writeLocation(protocol::JsonWriter& out, const std::string& path, Position begin,
                        uint32_t byteLength);
+    /// The same, appended to a value being written (JsonWriter::append), as a member's value.
+    void appendLocation(protocol::JsonWriter& out, const std::string& path, Position begin,
+                        uint32_t byteLength);
     /// The file:// URI of `path` (fileUri()), each path's worked out once per request.
     const std::string& uri(const std::string& path);
 
@@ -105,8 +108,6 @@ private:
     /// The same, `convert` being needsConversion(path).
     std::pair<uint32_t, uint32_t> lspPoint(const std::string& path, Position position,
                                            bool convert);
-    void writePoint(protocol::JsonWriter& out, const std::string& path, Position position,
-                    bool convert);
 
     PositionEncoding encoding_;
     const Store* index_;

@@ -23,9 +23,14 @@ void JsonWriter::value(std::string_view utf8) {
 
 void JsonWriter::value(int64_t number) {
     separate();
+    appendNumber(number);
+}
+
+JsonWriter& JsonWriter::appendNumber(int64_t number) {
     char digits[24];
     const auto [end, error] = std::to_chars(digits, digits + sizeof digits, number);
     out_.append(digits, size_t(end - digits));
+    return *this;
 }
 
 void JsonWriter::value(bool b) {

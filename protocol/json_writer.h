@@ -32,6 +32,18 @@ public:
     void value(bool b);
     /// Text that is already JSON (a value QJsonDocument wrote, a request id as received).
     void raw(std::string_view json);
+    /// A value written from a template: its first part by raw(), which puts the comma before
+    /// it, the rest by these, which append to it (an answer of a fixed shape written a few
+    /// appends at a time: through key() and value() each member was 200-300 instructions).
+    JsonWriter& append(std::string_view json) {
+        out_.append(json);
+        return *this;
+    }
+    JsonWriter& appendNumber(int64_t number);
+    JsonWriter& appendString(std::string_view utf8) {
+        quoted(utf8);
+        return *this;
+    }
 
     /// Room for `bytes` more, ahead of a known number of answers (the buffer's doublings
     /// copied a 100-answer workspace/symbol's text ten times).

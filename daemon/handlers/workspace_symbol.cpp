@@ -36,16 +36,18 @@ QByteArray handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params) 
     out.beginArray();
     for (const NameMatch& m : matches) {
         const Symbol& s = m.best.symbol;
-        // Members in QJsonObject's (sorted) order, as the other answers write them.
-        out.beginObject();
+        // Members in QJsonObject's (sorted) order, as the other answers write them; a few
+        // appends each (JsonWriter::append).
         if (const std::string_view container = containerOf(s.qualifiedName, s.name);
-            !container.empty())
-            out.key("containerName").value(container);
-        out.key("kind").value(int64_t(lspSymbolKind(s.kind)));
-        out.key("location");
-        mapper.writeLocation(out, m.best.path, s.location, uint32_t(s.name.size()));
-        out.key("name").value(s.name);
-        out.endObject();
+            !container.empty()) {
+            out.raw(R"({"containerName":)");
+            out.appendString(container).append(R"(,"kind":)");
+        } else {
+            out.raw(R"({"kind":)");
+        }
+        out.appendNumber(int64_t(lspSymbolKind(s.kind))).append(R"(,"location":)");
+        mapper.appendLocation(out, m.best.path, s.location, uint32_t(s.name.size()));
+        out.append(R"(,"name":)").appendString(s.name).append("}");
     }
     out.endArray();
     return out.take();

@@ -425,7 +425,9 @@ TEST_CASE("URIs and locations: written as text, as QUrl and QJsonObject write th
             PositionMapper objects(encoding), text(encoding);
             JsonWriter w;
             text.writeLocation(w, path, at, 3);
-            CHECK(QJsonDocument::fromJson(w.take()).object() == objects.location(path, at, 3));
+            // The same text as QJsonDocument's, not only the same object.
+            CHECK(w.take() ==
+                  QJsonDocument(objects.location(path, at, 3)).toJson(QJsonDocument::Compact));
         }
     // Byte 22 of line 1 is UTF-16 unit 17 (é and é one unit each, the emoji two).
     PositionMapper utf16(PositionEncoding::Utf16);
