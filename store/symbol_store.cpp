@@ -1603,15 +1603,21 @@ public:
         // as summaries, in the order its `names` row lists them (the row is not read).
         if (const SymbolSummaries* own =
                 detail == NameDetail::Brief && nameId != kNoNameId ? ownSummaries() : nullptr) {
-            NamedUsrs groups;
-            if (own->forEachDeclarationOfName(nameId, [&](const SymbolSummary& row) {
-                    if (!shadowed(row.file))
-                        groups.add(row.usrHash, own->symbol(row, key), reader_.path(row.file, own));
-                })) {
-                addStagedNamed(key, groups);
-                for (NamedUsr& named : groups.all())
-                    fn(std::move(named));
-                return;
+            if (staged_.empty()) {
+                if (forEachBestSummary(*own, nameId, key, fn))
+                    return;
+            } else {
+                NamedUsrs groups;
+                if (own->forEachDeclarationOfName(nameId, [&](const SymbolSummary& row) {
+                        if (!shadowed(row.file))
+                            groups.add(row.usrHash, own->symbol(row, key),
+                                       reader_.path(row.file, own));
+                    })) {
+                    addStagedNamed(key, groups);
+                    for (NamedUsr& named : groups.all())
+                        fn(std::move(named));
+                    return;
+                }
             }
         }
         // Brief: rows from the summaries where they hold the row's block as this snapshot has it.
@@ -1668,6 +1674,59 @@ public:
         addStagedNamed(key, groups);
         for (NamedUsr& named : usrs)
             fn(std::move(named));
+    }
+
+    /// forEachUsrNamed() of name `nameId` (under `key`) from the summaries `own` of this
+    /// snapshot, nothing staged: each USR's best row is chosen among its rows (betterOccurrence's
+    /// order) and only that one made a Symbol. False, calling nothing, when `own` does not keep
+    /// the name's rows.
+    bool forEachBestSummary(const SymbolSummaries& own, uint32_t nameId, std::string_view key,
+                            const std::function<void(NamedUsr&&)>& fn) {
+        struct Best {
+            uint64_t usrHash;
+            const SymbolSummary* row;
+            uint32_t count;
+        };
+        std::vector<Best> best;
+        std::unordered_map<uint64_t, size_t> byUsr; // past a few USRs (a name many overload)
+        constexpr size_t kLookedThrough = 16;
+        auto better = [&](const SymbolSummary& a, const SymbolSummary& b) {
+            const bool definition = a.flags & kDefinition;
+            if (definition != bool(b.flags & kDefinition))
+                return definition;
+            if (a.file != b.file)
+                return reader_.path(a.file, &own) < reader_.path(b.file, &own);
+            return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+        };
+        const bool kept = own.forEachDeclarationOfName(nameId, [&](const SymbolSummary& row) {
+            size_t at = best.size();
+            if (byUsr.empty()) {
+                for (size_t i = 0; i < best.size(); ++i)
+                    if (best[i].usrHash == row.usrHash) {
+                        at = i;
+                        break;
+                    }
+                if (at == best.size() && best.size() == kLookedThrough)
+                    for (size_t i = 0; i < best.size(); ++i)
+                        byUsr.emplace(best[i].usrHash, i);
+            }
+            if (!byUsr.empty())
+                at = byUsr.try_emplace(row.usrHash, best.size()).first->second;
+            if (at == best.size()) {
+                best.push_back({row.usrHash, &row, 1});
+                return;
+            }
+            ++best[at].count;
+            if (better(row, *best[at].row))
+                best[at].row = &row;
+        });
+        if (!kept)
+            return false;
+        for (const Best& b : best)
+            fn(NamedUsr{b.usrHash,
+                        SymbolHit{own.symbol(*b.row, key), reader_.path(b.row->file, &own)},
+                        b.count});
+        return true;
     }
 
     /// The staged files' declarations under `key`, into `groups`.

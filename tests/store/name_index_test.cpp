@@ -1281,10 +1281,21 @@ TEST_CASE("a prepared snapshot answers a name's declarations by its id as its na
     store->publish(makeTu(
         "/p/more.cc", {makeSymbol("flushBuffer", 40, false), makeSymbol("utf8LENGTH", 41, true)}));
     store->publish(makeTu("/p/far.cc", {farColumn}));
+    // rebuffer defined again in a file before plain.cc by path, and declared there; twenty
+    // declarations of open, seventeen overloads (more USRs than a name's are looked through
+    // before they are mapped).
+    std::vector<Symbol> others = {makeSymbol("rebuffer", 61, false),
+                                  makeSymbol("rebuffer", 60, true)};
+    for (uint32_t i = 0; i < 20; ++i) {
+        Symbol open = makeSymbol("open", 70 + i, i % 3 == 0);
+        open.usr += "#" + std::to_string(i % 17);
+        others.push_back(open);
+    }
+    store->publish(makeTu("/p/a.cc", others));
     store->flush();
     const SummaryStats stats = store->prepareSummaries().value();
-    // Eleven names, less utf8Length and utf8LENGTH (one row for both) and bufferSize.
-    CHECK(stats.names == 8);
+    // Twelve names, less utf8Length and utf8LENGTH (one row for both) and bufferSize.
+    CHECK(stats.names == 9);
 
     auto shown = [&](const std::string& query, NameDetail detail) {
         Strings out;
@@ -1296,8 +1307,9 @@ TEST_CASE("a prepared snapshot answers a name's declarations by its id as its na
                           std::to_string(m.occurrences));
         return out;
     };
-    const Strings queries = {"flushbuf", "buffer",  "fbr",   "glps",  "options", "opt",    "length",
-                             "utf8",     "bufsize", "uffer", "ength", "rebuf",   "httpse", "ushbu"};
+    const Strings queries = {"flushbuf", "buffer", "fbr",    "glps",    "options",
+                             "opt",      "length", "utf8",   "bufsize", "uffer",
+                             "ength",    "rebuf",  "httpse", "ushbu",   "pen"};
     auto agree = [&](const char* when) {
         INFO(when);
         for (const std::string& query : queries) {
@@ -1314,10 +1326,15 @@ TEST_CASE("a prepared snapshot answers a name's declarations by its id as its na
                   "utf8Length /p/plain.cc:11:5 def x1",
                   "GetLengthPrefixedSlice /p/plain.cc:3:5 def x1"});
     CHECK(shown("bufsize", NameDetail::Brief) == Strings{"bufferSize /p/plain.cc:9:5 def x2"});
+    CHECK(shown("ebuf", NameDetail::Brief) == Strings{"rebuffer /p/a.cc:60:5 def x3"});
+    const Strings opens = shown("pen", NameDetail::Brief);
+    REQUIRE(opens.size() == 18);                   // 17 overloads of open, and OpenDB
+    CHECK(opens[0] == "open /p/a.cc:70:5 def x2"); // #0: lines 70 (a definition) and 87
+    CHECK(std::count(opens.begin(), opens.end(), "open /p/a.cc:72:5 decl x2") == 1); // 72, 89
 
     // Staged over the prepared snapshot: more.cc now defines flushBuffer (first by path of the
-    // two definitions), and plain.cc no longer has rebuffer; the summaries still hold both
-    // files as committed.
+    // two definitions), and plain.cc no longer has rebuffer (a.cc's two are left); the
+    // summaries still hold both files as committed.
     store->publish(makeTu("/p/more.cc", {makeSymbol("flushBuffer", 50, true)}));
     std::vector<Symbol> fewer = library();
     std::erase_if(fewer, [](const Symbol& s) { return s.name == "rebuffer"; });
@@ -1326,7 +1343,7 @@ TEST_CASE("a prepared snapshot answers a name's declarations by its id as its na
     CHECK(
         shown("ushbu", NameDetail::Brief) ==
         Strings{"flushBuffer /p/more.cc:50:5 def x2", "FlushBufferRecord /p/plain.cc:2:5 decl x1"});
-    CHECK(shown("rebuf", NameDetail::Brief).empty());
+    CHECK(shown("rebuf", NameDetail::Brief) == Strings{"rebuffer /p/a.cc:60:5 def x2"});
     CHECK(shown("ength", NameDetail::Brief) ==
           Strings{"get_length /p/plain.cc:4:5 def x1", "utf8Length /p/plain.cc:11:5 def x1",
                   "GetLengthPrefixedSlice /p/plain.cc:3:5 def x1"});
