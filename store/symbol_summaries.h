@@ -87,13 +87,13 @@ public:
     /// The name the name index knows as `id` (View::indexedName), in the snapshot the files
     /// were read from (only for a reader of that snapshot: ofSnapshot()); nullopt if none.
     std::optional<std::string_view> indexedName(uint32_t id) const;
-    /// The summaries of the declarations under the `names` key of the name the index knows as
-    /// `id` (View::indexedName), in the order the `names` row lists them, in the snapshot the
-    /// names were read from (only for a reader of that snapshot: ofSnapshot()); nullopt when
-    /// not kept: a key with several spellings (they share its row), or one with a declaration
-    /// whose block is not summarized. At 2M names the row's look-up (an LMDB seek and a block
-    /// of keys decoded) was ~8K instructions of each answer's ~25K.
-    /// Calls fn(row) for each; false, calling nothing, when not kept.
+    /// Calls fn(row) for the summary of each declaration under the `names` key of the name the
+    /// index knows as `id` (View::indexedName), in the order the `names` row lists them, in the
+    /// snapshot the names were read from (only for a reader of that snapshot: ofSnapshot()).
+    /// False, calling nothing, when they are not kept: a key with several spellings (they share
+    /// its row), or one with a declaration whose block is not summarized. At 2M names the row's
+    /// look-up (an LMDB seek and a block of keys decoded) was ~7K instructions of each answer's
+    /// ~25K.
     template <typename Fn> bool forEachDeclarationOfName(uint32_t id, Fn&& fn) const {
         if (id >= nameRowsAt_.size() || nameRowsAt_[id] == kNotKept)
             return false;
