@@ -1067,24 +1067,28 @@ bool betterOccurrence(const Symbol& symbol, const std::string& path, const Symbo
     return std::tie(path, symbol.location) < std::tie(best.path, best.symbol.location);
 }
 
-void StoreSnapshot::View::NamedUsrs::add(uint64_t usrHash, Symbol&& symbol,
-                                         const std::string& path) {
-    // A name has a USR or two, mostly: those are looked through, a map made only past a few.
-    constexpr size_t kLookedThrough = 16;
-    size_t at = usrs_.size();
+std::pair<size_t, bool> StoreSnapshot::View::UsrSlots::slot(uint64_t usrHash) {
     if (byUsr_.empty()) {
         for (size_t i = 0; i < usrs_.size(); ++i)
-            if (usrs_[i].usrHash == usrHash) {
-                at = i;
-                break;
-            }
-        if (at == usrs_.size() && usrs_.size() == kLookedThrough)
+            if (usrs_[i] == usrHash)
+                return {i, false};
+        if (usrs_.size() == kLookedThrough)
             for (size_t i = 0; i < usrs_.size(); ++i)
-                byUsr_.emplace(usrs_[i].usrHash, i);
+                byUsr_.emplace(usrs_[i], i);
     }
-    if (!byUsr_.empty())
-        at = byUsr_.try_emplace(usrHash, usrs_.size()).first->second;
-    if (at == usrs_.size()) {
+    if (!byUsr_.empty()) {
+        auto [it, inserted] = byUsr_.try_emplace(usrHash, usrs_.size());
+        if (!inserted)
+            return {it->second, false};
+    }
+    usrs_.push_back(usrHash);
+    return {usrs_.size() - 1, true};
+}
+
+void StoreSnapshot::View::NamedUsrs::add(uint64_t usrHash, Symbol&& symbol,
+                                         const std::string& path) {
+    const auto [at, added] = slots_.slot(usrHash);
+    if (added) {
         usrs_.push_back({usrHash, {std::move(symbol), path}, 1});
         return;
     }

@@ -132,6 +132,19 @@ public:
     /// declaration may come without its USR string, extent, signature and comment.
     virtual void forEachUsrNamed(std::string_view key, uint32_t nameId, NameDetail detail,
                                  const std::function<void(NamedUsr&&)>& fn);
+    /// The USRs met among a name's declarations, each at its index in the order first met. A
+    /// name has a USR or two, mostly: those are looked through, a map made only past a few.
+    class UsrSlots {
+    public:
+        /// The index of `usrHash`, and whether it is new (then the next index: size() - 1).
+        std::pair<size_t, bool> slot(uint64_t usrHash);
+        size_t size() const { return usrs_.size(); }
+
+    private:
+        static constexpr size_t kLookedThrough = 16;
+        std::vector<uint64_t> usrs_;
+        std::unordered_map<uint64_t, size_t> byUsr_; // past kLookedThrough: usrHash -> index
+    };
     /// Declarations gathered into NamedUsrs, one per USR, in the order USRs first came.
     class NamedUsrs {
     public:
@@ -141,7 +154,7 @@ public:
 
     private:
         std::vector<NamedUsr> usrs_;
-        std::unordered_map<uint64_t, size_t> byUsr_; // usrHash -> its index in usrs_
+        UsrSlots slots_;
     };
     /// Every declaration of a USR: fn(symbol, path), in any order.
     virtual void forEachOccurrence(uint64_t usrHash,

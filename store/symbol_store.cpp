@@ -1688,8 +1688,7 @@ public:
             uint32_t count;
         };
         std::vector<Best> best;
-        std::unordered_map<uint64_t, size_t> byUsr; // past a few USRs (a name many overload)
-        constexpr size_t kLookedThrough = 16;
+        UsrSlots slots;
         auto better = [&](const SymbolSummary& a, const SymbolSummary& b) {
             const bool definition = a.flags & kDefinition;
             if (definition != bool(b.flags & kDefinition))
@@ -1699,20 +1698,8 @@ public:
             return std::tie(a.line, a.column) < std::tie(b.line, b.column);
         };
         const bool kept = own.forEachDeclarationOfName(nameId, [&](const SymbolSummary& row) {
-            size_t at = best.size();
-            if (byUsr.empty()) {
-                for (size_t i = 0; i < best.size(); ++i)
-                    if (best[i].usrHash == row.usrHash) {
-                        at = i;
-                        break;
-                    }
-                if (at == best.size() && best.size() == kLookedThrough)
-                    for (size_t i = 0; i < best.size(); ++i)
-                        byUsr.emplace(best[i].usrHash, i);
-            }
-            if (!byUsr.empty())
-                at = byUsr.try_emplace(row.usrHash, best.size()).first->second;
-            if (at == best.size()) {
+            const auto [at, added] = slots.slot(row.usrHash);
+            if (added) {
                 best.push_back({row.usrHash, &row, 1});
                 return;
             }
