@@ -25,6 +25,18 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
+/// A fresh LMDB store in a temporary directory, its map 64 MiB: where most cases here begin.
+struct ScratchStore {
+    ScratchStore() {
+        options.directory = dir.path() / "store";
+        options.initialMapSize = size_t(64) << 20;
+        store = SymbolStore::open(options);
+    }
+    TempDir dir;
+    StoreOptions options;
+    std::unique_ptr<SymbolStore> store;
+};
+
 Symbol makeSymbol(const std::string& qualified, uint32_t line, bool definition,
                   SymbolKind kind = SymbolKind::Function) {
     Symbol s;
@@ -261,11 +273,9 @@ TEST_CASE("queries match exactly, by prefix, by word starts and by substring", "
 TEST_CASE("name search ranks exact, prefix, word start, substring, definitions and shorter "
           "names first, and finds the same through the index as by checking every name",
           "[store][names]") {
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto lmdb = SymbolStore::open(options);
+    ScratchStore scratch;
+    auto& lmdb = scratch.store;
+    const StoreOptions& options = scratch.options;
     MemoryStore memory;
     for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
         store->publish(makeTu("/p/lib.cc", library()));
@@ -341,11 +351,8 @@ TEST_CASE("re-indexing removes and renames names in the name index, leaving noth
 TEST_CASE("words a commit adds are found by the next search of the same store (the vocabulary "
           "kept between searches is that of the snapshot read)",
           "[store][names]") {
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto store = SymbolStore::open(options);
+    ScratchStore scratch;
+    auto& store = scratch.store;
     store->publish(makeTu("/p/lib.cc", library()));
     store->flush();
     // These read the whole vocabulary (substrings) and words by prefix (word starts).
@@ -378,11 +385,8 @@ TEST_CASE("words a commit adds are found by the next search of the same store (t
 TEST_CASE("searches of one snapshot on many threads at once answer alike (the vocabulary and its "
           "word endings are built once, by whichever search comes first)",
           "[store][names]") {
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto store = SymbolStore::open(options);
+    ScratchStore scratch;
+    auto& store = scratch.store;
     store->publish(makeTu("/p/lib.cc", library()));
     store->flush();
     for (int commit = 0; commit < 3; ++commit) { // each commit: a new vocabulary to build
@@ -411,11 +415,8 @@ TEST_CASE("searches of one snapshot on many threads at once answer alike (the vo
 TEST_CASE("a declaration block a commit rewrote is read anew, not from the blocks decoded for "
           "earlier requests, and an older snapshot still reads its own",
           "[store][names]") {
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto store = SymbolStore::open(options);
+    ScratchStore scratch;
+    auto& store = scratch.store;
     auto lineOf = [](const std::vector<NameMatch>& found) {
         REQUIRE(found.size() == 1);
         return found[0].best.symbol.location.line;
@@ -497,11 +498,9 @@ TEST_CASE("tokens held by hundreds of names span several postings chunks, and se
                 files[n % 3].push_back(makeSymbol(name, n + 1, n % 5 != 0));
                 ++n;
             }
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto lmdb = SymbolStore::open(options);
+    ScratchStore scratch;
+    auto& lmdb = scratch.store;
+    const StoreOptions& options = scratch.options;
     MemoryStore memory;
     auto publish = [&](const std::vector<std::vector<Symbol>>& tree) {
         for (Store* store : {static_cast<Store*>(lmdb.get()), static_cast<Store*>(&memory)}) {
@@ -620,11 +619,9 @@ TEST_CASE("tokens of a few names share group rows, one that outgrows them gets c
             files[n % 2].push_back(makeSymbol("readBlock" + std::to_string(n), n + 1, n % 3));
         return files;
     };
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto lmdb = SymbolStore::open(options);
+    ScratchStore scratch;
+    auto& lmdb = scratch.store;
+    const StoreOptions& options = scratch.options;
     auto publish = [&](Store& store, const std::vector<std::vector<Symbol>>& files) {
         for (size_t f = 0; f < files.size(); ++f)
             store.publish(makeTu("/p/f" + std::to_string(f) + ".cc", files[f]));
@@ -1215,11 +1212,8 @@ TEST_CASE(
 TEST_CASE("declarations summaries cannot give back exactly are decoded by brief searches, each "
           "block on its own",
           "[store][names]") {
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto store = SymbolStore::open(options);
+    ScratchStore scratch;
+    auto& store = scratch.store;
     const std::string longName = "veryLong" + std::string(60, 'x') + "Name"; // 72 characters
     Symbol conversion = makeSymbol("ops::Num::operator bool", 1, true);
     conversion.name = "operator const std::locale &"; // not the qualified name's tail
@@ -1267,11 +1261,9 @@ TEST_CASE("declarations summaries cannot give back exactly are decoded by brief 
 TEST_CASE("a prepared snapshot answers a name's declarations by its id as its names row does: "
           "spellings that share a key, blocks not summarized, files staged over it",
           "[store][names]") {
-    TempDir dir;
-    StoreOptions options;
-    options.directory = dir.path() / "store";
-    options.initialMapSize = size_t(64) << 20;
-    auto store = SymbolStore::open(options);
+    ScratchStore scratch;
+    auto& store = scratch.store;
+    const StoreOptions& options = scratch.options;
     // library(): ten names (leveldb::Options and other::Options are one name). Besides: a second
     // declaration of flushBuffer; utf8LENGTH, which shares utf8Length's key; bufferSize in a
     // block the summaries cannot hold (a column past 65,535).
