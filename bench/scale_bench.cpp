@@ -6,7 +6,8 @@
 //               [--timeout 3600]
 //
 // Generates the tree of bench/scale_tree.h into DIR/tree (kept, and reused by a later run with
-// the same names and seed), then measures each server alone, symdex first:
+// the same names and seed), then measures (each cold index alone, symdex first; then both
+// restarts, symdex first; then the queries of both servers, side by side):
 //   cold index       symdex: `symdex index` into an empty store, wall clock of the process;
 //                    clangd-19: --background-index from an empty .cache, from spawn to the end of
 //                    its indexing progress with a shard for every TU (as bench/clangd_peer.cpp)
@@ -18,9 +19,12 @@
 //                    this program then starts before `symdex lsp`, from symdexd's)
 //   memory           RssAnon and RssFile (/proc/PID/status) of the serving process (symdexd, not
 //                    the bridge; clangd-19) at the first answer, and after the queries
-//   latency          once the server has settled (its CPU quiet), workspace/symbol over stdio,
-//                    one request at a time, for queries of six kinds (scale_tree.h); p50 and p99,
-//                    and the median number of results, each server at its default limit (100)
+//   latency          once both servers have settled (their CPU quiet), workspace/symbol over
+//                    stdio, one request at a time, for queries of six kinds (scale_tree.h), each
+//                    query asked of one server and at once of the other (which first alternates
+//                    query by query), so that both meet the machine's changing speed alike;
+//                    p50 and p99, and the median number of results, each server at its default
+//                    limit (100)
 //   definition       then textDocument/definition at 100 calls in 10 TUs spread over the tree
 //                    (each file opened and asked once untimed first): p50, p99, and how many
 //                    answered
@@ -128,6 +132,7 @@ public:
         child_->wait();
     }
 
+    const std::string& name() const { return name_; }
     pid_t pid() const { return child_->pid(); }
     double startSeconds() const { return startSeconds_; }
     void notify(const QString& method, const QJsonObject& params) { lsp_->send(method, params); }
@@ -250,26 +255,41 @@ double waitUntilSettled(pid_t pid, double timeout) {
     return quietSince - start;
 }
 
-/// The queries one at a time, each answer waited for before the next is sent.
-void measureQueries(LspServer& server, const std::vector<ScaleQuery>& queries,
-                    ServerFigures& figures) {
-    std::map<QueryKind, std::pair<double, std::string>> slowest;
-    for (const ScaleQuery& q : queries) {
-        double seconds = 0;
-        const QJsonValue result =
-            server.request("workspace/symbol", {{"query", QString::fromStdString(q.text)}},
-                           kRequestTimeout, &seconds);
-        slowest[q.kind] = std::max(slowest[q.kind], std::pair(seconds, q.text));
-        figures.latency[q.kind].push_back(seconds);
-        figures.results[q.kind].push_back(double(result.toArray().size()));
-        if (q.kind == QueryKind::RareExact)
-            figures.exactFound += holdsName(result, q.text);
+/// A server being measured: its connection, the process that serves, and its figures.
+struct Serving {
+    LspServer* server = nullptr;
+    pid_t pid = 0;
+    ServerFigures* figures = nullptr;
+};
+
+/// The queries one at a time, each answer waited for before the next is sent: each query asked
+/// of every server in turn, the first of them alternating query by query.
+void measureQueries(const std::vector<Serving>& servers, const std::vector<ScaleQuery>& queries) {
+    std::vector<std::map<QueryKind, std::pair<double, std::string>>> slowest(servers.size());
+    for (size_t i = 0; i < queries.size(); ++i) {
+        const ScaleQuery& q = queries[i];
+        for (size_t turn = 0; turn < servers.size(); ++turn) {
+            const size_t k = (i + turn) % servers.size();
+            ServerFigures& figures = *servers[k].figures;
+            double seconds = 0;
+            const QJsonValue result = servers[k].server->request(
+                "workspace/symbol", {{"query", QString::fromStdString(q.text)}}, kRequestTimeout,
+                &seconds);
+            slowest[k][q.kind] = std::max(slowest[k][q.kind], std::pair(seconds, q.text));
+            figures.latency[q.kind].push_back(seconds);
+            figures.results[q.kind].push_back(double(result.toArray().size()));
+            if (q.kind == QueryKind::RareExact)
+                figures.exactFound += holdsName(result, q.text);
+        }
     }
-    std::fprintf(stderr, "scale_bench: slowest workspace/symbol of each kind:");
-    for (const auto& [kind, query] : slowest)
-        std::fprintf(stderr, " %s '%s' %.2f ms;", queryKindName(kind), query.second.c_str(),
-                     1000 * query.first);
-    std::fprintf(stderr, "\n");
+    for (size_t k = 0; k < servers.size(); ++k) {
+        std::fprintf(stderr, "scale_bench: %s: slowest workspace/symbol of each kind:",
+                     servers[k].server->name().c_str());
+        for (const auto& [kind, query] : slowest[k])
+            std::fprintf(stderr, " %s '%s' %.2f ms;", queryKindName(kind), query.second.c_str(),
+                         1000 * query.first);
+        std::fprintf(stderr, "\n");
+    }
 }
 
 /// Up to `perFile` calls in each of `files` TUs spread over the tree: names of the tree followed
@@ -352,7 +372,7 @@ void measureDefinitions(LspServer& server, const std::vector<CallSite>& sites,
     std::iota(order.begin(), order.end(), size_t(0));
     std::sort(order.begin(), order.end(),
               [&](size_t a, size_t b) { return figures.definition[a] > figures.definition[b]; });
-    std::fprintf(stderr, "scale_bench: slowest definitions:");
+    std::fprintf(stderr, "scale_bench: %s: slowest definitions:", server.name().c_str());
     for (size_t i = 0; i < std::min<size_t>(5, order.size()); ++i) {
         const CallSite& site = sites[order[i]];
         std::fprintf(stderr, " %.2f ms (#%zu, %s:%d:%d)", 1000 * figures.definition[order[i]],
@@ -361,13 +381,13 @@ void measureDefinitions(LspServer& server, const std::vector<CallSite>& sites,
     std::fprintf(stderr, "\n");
 }
 
-/// The restart and everything measured on it, for either server: the first answer (timed from
-/// `startSeconds`), memory, settling, the queries and memory again. `servingPid` finds the
-/// serving process.
-void measureServing(LspServer& server, double startSeconds,
-                    const std::function<pid_t()>& servingPid, const std::vector<CallSite>& sites,
-                    const std::vector<ScaleQuery>& queries, double timeout,
-                    ServerFigures& figures) {
+/// A restart up to the queries, for either server: the first answer (timed from
+/// `startSeconds`), memory then, and the wait until it settled. The serving process, which
+/// `servingPid` finds.
+Serving startServing(LspServer& server, double startSeconds,
+                     const std::function<pid_t()>& servingPid,
+                     const std::vector<ScaleQuery>& queries, double timeout,
+                     ServerFigures& figures) {
     const auto exact = std::find_if(queries.begin(), queries.end(), [](const ScaleQuery& q) {
         return q.kind == QueryKind::RareExact;
     });
@@ -377,9 +397,7 @@ void measureServing(LspServer& server, double startSeconds,
     const pid_t pid = servingPid();
     std::tie(figures.rssAnonFirst, figures.rssFileFirst) = residentMiB(pid);
     figures.settleSeconds = waitUntilSettled(pid, timeout);
-    measureQueries(server, queries, figures);
-    std::tie(figures.rssAnonAfter, figures.rssFileAfter) = residentMiB(pid);
-    measureDefinitions(server, sites, figures);
+    return {&server, pid, &figures};
 }
 
 std::string joined(const std::vector<std::string>& argv) {
@@ -455,55 +473,71 @@ void indexWithSymdex(const Setup& s, const std::string& symdex, const fs::path& 
 
 /// The restart: `symdex lsp` starts symdexd on the store, as an editor's first session does, and
 /// symdexd is the process that serves (and holds the index), so its memory is the one measured.
-/// With --symdexd that daemon is started here first, and `symdex lsp` bridges to it.
-void restartSymdex(const Setup& s, const QCommandLineParser& parser, const fs::path& store,
-                   const std::vector<ScaleQuery>& queries, ServerFigures& figures) {
-    const std::vector<std::string> common = {
-        "--root",  s.tree.root.string(), "-p",        s.tree.root.string(),
-        "--store", store.string(),       "--threads", s.threads};
-    std::vector<std::string> lsp = {parser.value("symdex").toStdString(), "lsp"};
-    std::vector<std::string> daemonArgv = {parser.value("symdexd").toStdString()};
-    lsp.insert(lsp.end(), common.begin(), common.end());
-    daemonArgv.insert(daemonArgv.end(), common.begin(), common.end());
-    const bool ownDaemon = parser.isSet("symdexd");
-    if (ownDaemon)
-        figures.commands.push_back(joined(daemonArgv) + "  (restart: serves)");
-    figures.commands.push_back(joined(lsp) + (ownDaemon
-                                                  ? "  (restart: bridges to it)"
-                                                  : "  (restart: starts symdexd, which serves)"));
-    std::fprintf(stderr, "scale_bench: symdex: restart and queries\n");
-    const double start = monotonicSeconds();
-    std::optional<ChildProcess> daemon;
-    pid_t daemonPid = 0;
-    try {
+/// With --symdexd that daemon is started here first, and `symdex lsp` bridges to it. The daemon
+/// is stopped when this ends.
+class SymdexRestart {
+public:
+    SymdexRestart(const Setup& s, const QCommandLineParser& parser, const fs::path& store,
+                  ServerFigures& figures)
+        : store_(store) {
+        const std::vector<std::string> common = {
+            "--root",  s.tree.root.string(), "-p",        s.tree.root.string(),
+            "--store", store.string(),       "--threads", s.threads};
+        std::vector<std::string> lsp = {parser.value("symdex").toStdString(), "lsp"};
+        std::vector<std::string> daemonArgv = {parser.value("symdexd").toStdString()};
+        lsp.insert(lsp.end(), common.begin(), common.end());
+        daemonArgv.insert(daemonArgv.end(), common.begin(), common.end());
+        const bool ownDaemon = parser.isSet("symdexd");
         if (ownDaemon)
-            daemon = startOwnDaemon(daemonArgv, store, s.dir / "logs" / "symdexd.log");
-        LspServer server("symdex lsp", lsp, s.dir / "logs" / "symdex-lsp.log", s.tree.root);
-        auto servingPid = [&] {
-            const std::optional<protocol::DaemonInfo> info = protocol::findDaemon(store);
-            if (!info)
-                throw std::runtime_error("no symdexd serves " + store.string());
-            return daemonPid = info->pid;
-        };
-        measureServing(server, start, servingPid, s.sites, queries, s.timeout, figures);
-    } catch (...) {
-        if (auto info = protocol::findDaemon(store); info && !daemon)
-            stopDaemon(info->pid); // ours is killed with its ChildProcess
-        throw;
+            figures.commands.push_back(joined(daemonArgv) + "  (restart: serves)");
+        figures.commands.push_back(joined(lsp) +
+                                   (ownDaemon ? "  (restart: bridges to it)"
+                                              : "  (restart: starts symdexd, which serves)"));
+        std::fprintf(stderr, "scale_bench: symdex: restart\n");
+        start_ = monotonicSeconds();
+        try {
+            if (ownDaemon)
+                daemon_ = startOwnDaemon(daemonArgv, store, s.dir / "logs" / "symdexd.log");
+            server_.emplace("symdex lsp", lsp, s.dir / "logs" / "symdex-lsp.log", s.tree.root);
+        } catch (...) {
+            stop();
+            throw;
+        }
     }
-    stopDaemon(daemonPid);
-    if (daemon)
-        daemon->wait();
-}
+    SymdexRestart(const SymdexRestart&) = delete;
+    SymdexRestart& operator=(const SymdexRestart&) = delete;
+    ~SymdexRestart() { stop(); }
 
-ServerFigures runSymdex(const Setup& s, const QCommandLineParser& parser,
-                        const std::vector<ScaleQuery>& queries) {
-    ServerFigures figures;
-    const fs::path store = s.dir / "symdex-store";
-    indexWithSymdex(s, parser.value("symdex").toStdString(), store, figures);
-    restartSymdex(s, parser, store, queries, figures);
-    return figures;
-}
+    LspServer& server() { return *server_; }
+    double startSeconds() const { return start_; }
+    /// The symdexd serving the store.
+    pid_t servingPid() {
+        const std::optional<protocol::DaemonInfo> info = protocol::findDaemon(store_);
+        if (!info)
+            throw std::runtime_error("no symdexd serves " + store_.string());
+        return daemonPid_ = info->pid;
+    }
+
+private:
+    void stop() {
+        server_.reset();
+        if (!daemonPid_)
+            if (auto info = protocol::findDaemon(store_))
+                daemonPid_ = info->pid;
+        if (daemonPid_)
+            stopDaemon(daemonPid_);
+        if (daemon_)
+            daemon_->wait(); // ours is killed with its ChildProcess otherwise
+        daemonPid_ = 0;
+        daemon_.reset();
+    }
+
+    fs::path store_;
+    double start_ = 0;
+    std::optional<ChildProcess> daemon_;
+    std::optional<LspServer> server_;
+    pid_t daemonPid_ = 0;
+};
 
 /// clangd-19 on its own copy of the compile database (its index lands beside it; the tree's lists
 /// each TU once already), with only that project's .clangd: no standard library index, no user
@@ -565,10 +599,8 @@ private:
     std::vector<std::string> argv_;
 };
 
-ServerFigures runClangd(const Setup& s, const QCommandLineParser& parser,
-                        const std::vector<ScaleQuery>& queries) {
-    ServerFigures figures;
-    ClangdProject project(s, parser.value("clangd").toStdString());
+/// clangd-19's cold index from an empty .cache: its wall time and the shards' size.
+void indexWithClangd(const Setup& s, const ClangdProject& project, ServerFigures& figures) {
     figures.commands.push_back(joined(project.argv()) +
                                "  (cold index from an empty .cache, then the restart)");
     fs::remove_all(project.shards().parent_path().parent_path());
@@ -580,12 +612,6 @@ ServerFigures runClangd(const Setup& s, const QCommandLineParser& parser,
         figures.indexSeconds = monotonicSeconds() - server->startSeconds();
     }
     figures.indexBytes = bytesUnder(project.shards());
-    std::fprintf(stderr, "scale_bench: clangd: restart and queries\n");
-    std::unique_ptr<LspServer> server = project.start();
-    measureServing(
-        *server, server->startSeconds(), [&] { return server->pid(); }, s.sites, queries, s.timeout,
-        figures);
-    return figures;
 }
 
 // The report.
@@ -723,20 +749,45 @@ int run(const QCommandLineParser& parser) {
     printQueries(queries);
     std::fflush(stdout);
 
-    const double symdexStart = monotonicSeconds();
-    const ServerFigures ours = runSymdex(s, parser, queries);
-    const double symdexSeconds = monotonicSeconds() - symdexStart;
+    // Each cold index alone, then both restarts (symdex's first: clangd-19 starts once symdexd
+    // has settled), then the queries of both side by side.
+    const double indexing = monotonicSeconds();
+    ServerFigures ours;
+    const fs::path store = s.dir / "symdex-store";
+    indexWithSymdex(s, parser.value("symdex").toStdString(), store, ours);
     std::optional<ServerFigures> theirs;
-    double clangdSeconds = 0;
+    std::optional<ClangdProject> project;
     if (!parser.isSet("skip-clangd")) {
-        const double clangdStart = monotonicSeconds();
-        theirs = runClangd(s, parser, queries);
-        clangdSeconds = monotonicSeconds() - clangdStart;
+        theirs.emplace();
+        project.emplace(s, parser.value("clangd").toStdString());
+        indexWithClangd(s, *project, *theirs);
+    }
+    const double serving = monotonicSeconds();
+    {
+        SymdexRestart symdex(s, parser, store, ours);
+        std::vector<Serving> servers = {startServing(
+            symdex.server(), symdex.startSeconds(), [&] { return symdex.servingPid(); }, queries,
+            s.timeout, ours)};
+        std::unique_ptr<LspServer> clangd;
+        if (project) {
+            std::fprintf(stderr, "scale_bench: clangd: restart\n");
+            clangd = project->start();
+            servers.push_back(startServing(
+                *clangd, clangd->startSeconds(), [&] { return clangd->pid(); }, queries, s.timeout,
+                *theirs));
+        }
+        std::fprintf(stderr, "scale_bench: queries\n");
+        measureQueries(servers, queries);
+        for (const Serving& serving : servers)
+            std::tie(serving.figures->rssAnonAfter, serving.figures->rssFileAfter) =
+                residentMiB(serving.pid);
+        for (const Serving& serving : servers)
+            measureDefinitions(*serving.server, s.sites, *serving.figures);
     }
     printReport(s, queries, ours, theirs ? &*theirs : nullptr);
-    std::printf("\ntook %.0f s: tree %.0f s, symdex %.0f s, clangd-19 %s\n",
-                monotonicSeconds() - started, treeSeconds, symdexSeconds,
-                theirs ? (std::to_string(int(clangdSeconds + 0.5)) + " s").c_str() : "skipped");
+    std::printf("\ntook %.0f s: tree %.0f s, cold indexes %.0f s, restarts and requests %.0f s\n",
+                monotonicSeconds() - started, treeSeconds, serving - indexing,
+                monotonicSeconds() - serving);
     return 0;
 }
 
