@@ -230,7 +230,8 @@ void Connection::dispatch(protocol::Message&& m) {
                                         "a request with this id is still pending"));
         return;
     }
-    if (spec->inlineFirst && answeredInline_ < kInlinePerTurn) {
+    if (spec->inlineFirst && answeredInline_ < kInlinePerTurn &&
+        (!spec->inlineWhen || spec->inlineWhen(m.params))) {
         if (std::optional<QByteArray> reply = server_.answerInline(*spec, m, encoding_)) {
             ++answeredInline_;
             sendFramed(*reply);

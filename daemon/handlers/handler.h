@@ -74,6 +74,9 @@ struct MethodSpec {
     /// handing it to a worker and the answer back costs two thread wake-ups, more than the
     /// answer itself (definition: p50 0.40 ms through the pool at 300k names).
     bool inlineFirst = false;
+    /// With inlineFirst, which requests are such lookups (null: all of them); the others go to
+    /// the workers.
+    bool (*inlineWhen)(const QJsonValue& params) = nullptr;
 };
 
 /// Thrown by a handler on the connection's thread (RequestContext::mayWait false) where it
@@ -91,6 +94,8 @@ QByteArray handleReferences(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleDocumentHighlight(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleDocumentSymbol(RequestContext& ctx, const QJsonValue& params);
 QByteArray handleWorkspaceSymbol(RequestContext& ctx, const QJsonValue& params);
+/// Whether a workspace/symbol request is answered on the connection's thread (inlineWhen).
+bool workspaceSymbolIsSelective(const QJsonValue& params);
 QJsonValue handleStatus(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleStats(RequestContext& ctx, const QJsonValue& params);
 QJsonValue handleIndex(RequestContext& ctx, const QJsonValue& params);

@@ -21,7 +21,7 @@ const MethodSpec kMethods[] = {
     {"textDocument/prepareTypeHierarchy", handlePrepareTypeHierarchy, true},
     {"typeHierarchy/supertypes", handleSupertypes, true},
     {"typeHierarchy/subtypes", handleSubtypes, true},
-    {"workspace/symbol", nullptr, true, handleWorkspaceSymbol},
+    {"workspace/symbol", nullptr, true, handleWorkspaceSymbol, true, workspaceSymbolIsSelective},
     {"textDocument/didSave", handleDidSave, true},
     {"textDocument/didOpen", handleDidOpen, true},
     {"workspace/didChangeWatchedFiles", handleDidChangeWatchedFiles, true},

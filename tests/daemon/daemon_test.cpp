@@ -568,6 +568,48 @@ TEST_CASE("daemon: definitions are answered as they are read unless they must wa
     CHECK(inlineAnswers() == afterBatch + 1);
 }
 
+TEST_CASE("daemon: workspace/symbol of three letters or more is answered as it is read, a "
+          "shorter query by a worker",
+          "[daemon]") {
+    FixtureTree tree;
+    DaemonProcess daemon(tree);
+    auto client = daemon.client();
+    waitUntilIdle(*client);
+    auto inlineAnswers = [&] {
+        return client->call("symdex/status").toObject()["requestsAnsweredInline"].toInt();
+    };
+    auto names = [&](const char* query) {
+        Strings out;
+        for (const QJsonValue& v :
+             client->call("workspace/symbol", QJsonObject{{"query", query}}).toArray())
+            out.push_back(v["containerName"].toString().toStdString() +
+                          "::" + v["name"].toString().toStdString());
+        return out;
+    };
+    // Each query's answer is the same either way; only where it was made differs.
+    struct Case {
+        const char* query;
+        bool here;
+    };
+    for (const Case c :
+         {Case{"Circle", true}, Case{"geo::Circle", true}, Case{"cir", true}, Case{"ci", false},
+          Case{"geo::ci", false}, Case{"c", false}, Case{"", false}, Case{"c_i", false}}) {
+        INFO(c.query);
+        const int before = inlineAnswers();
+        const Strings found = names(c.query);
+        CHECK(inlineAnswers() - before == (c.here ? 1 : 0));
+        if (std::string_view(c.query).find("ir") != std::string_view::npos)
+            CHECK(std::find(found.begin(), found.end(), "geo::Circle") != found.end());
+    }
+    // Bad parameters get the same error either way.
+    CHECK(errorCode(*client, "workspace/symbol", QJsonObject{{"query", 5}}) ==
+          protocol::kInvalidParams);
+    const int before = inlineAnswers();
+    CHECK(errorCode(*client, "workspace/symbol", QJsonObject{{"query", "circle"}, {"limit", -1}}) ==
+          protocol::kInvalidParams);
+    CHECK(inlineAnswers() - before == 1);
+}
+
 TEST_CASE("daemon: each request cancelled at any moment gets exactly one answer", "[daemon]") {
     // Workers write answers themselves when nothing waits before them; a cancellation that
     // arrives meanwhile must not add RequestCancelled to an answer already written, nor lose both.
