@@ -63,6 +63,7 @@ std::optional<QJsonObject> LspConnection::receive(double deadline) {
             continue;
         if (n <= 0)
             return std::nullopt; // the server closed its stdout
+        arrived_ = monotonicSeconds();
         reader_.append(QByteArray(chunk, qsizetype(n)));
     }
 }

@@ -28,6 +28,9 @@ public:
     /// The next message, or nullopt when `deadline` (monotonicSeconds) passes or the server
     /// closes its stdout.
     std::optional<QJsonObject> receive(double deadline);
+    /// When the last bytes of the message receive() returned last had been read
+    /// (monotonicSeconds): before the client parsed it.
+    double arrivedSeconds() const { return arrived_; }
 
 private:
     bool write(const QJsonObject& message);
@@ -35,6 +38,7 @@ private:
     ChildProcess& child_;
     /// A server's answers are large (a whole tree's workspace/symbol), so the client bound.
     protocol::FrameReader reader_{protocol::kMaxAnswerBytes, "answer"};
+    double arrived_ = 0;
 };
 
 } // namespace symdex::bench
