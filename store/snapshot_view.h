@@ -138,7 +138,6 @@ public:
     public:
         /// The index of `usrHash`, and whether it is new (then the next index: size() - 1).
         std::pair<size_t, bool> slot(uint64_t usrHash);
-        size_t size() const { return usrs_.size(); }
 
     private:
         static constexpr size_t kLookedThrough = 16;
