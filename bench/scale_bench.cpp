@@ -518,24 +518,20 @@ public:
     LspServer& server() { return *server_; }
     double startSeconds() const { return start_; }
     /// The symdexd serving the store.
-    pid_t servingPid() {
+    pid_t servingPid() const {
         const std::optional<protocol::DaemonInfo> info = protocol::findDaemon(store_);
         if (!info)
             throw std::runtime_error("no symdexd serves " + store_.string());
-        return daemonPid_ = info->pid;
+        return info->pid;
     }
 
 private:
     void stop() {
         server_.reset();
-        if (!daemonPid_)
-            if (auto info = protocol::findDaemon(store_))
-                daemonPid_ = info->pid;
-        if (daemonPid_)
-            stopDaemon(daemonPid_);
+        if (auto info = protocol::findDaemon(store_))
+            stopDaemon(info->pid);
         if (daemon_)
-            daemon_->wait(); // ours is killed with its ChildProcess otherwise
-        daemonPid_ = 0;
+            daemon_->wait(); // ours (--symdexd): reaped
         daemon_.reset();
     }
 
@@ -543,7 +539,6 @@ private:
     double start_ = 0;
     std::optional<ChildProcess> daemon_;
     std::optional<LspServer> server_;
-    pid_t daemonPid_ = 0;
 };
 
 /// clangd-19 on its own copy of the compile database (its index lands beside it; the tree's lists

@@ -39,6 +39,11 @@ QJsonObject withDeclaration(QJsonObject params, bool include) {
     return params;
 }
 
+/// How many requests the daemon has answered on the connection's thread (MethodSpec::inlineFirst).
+int answeredInline(RpcClient& client) {
+    return client.call("symdex/status").toObject()["requestsAnsweredInline"].toInt();
+}
+
 /// The error code of a request that must fail.
 int errorCode(RpcClient& client, const QString& method, const QJsonValue& params) {
     try {
@@ -528,10 +533,7 @@ TEST_CASE("daemon: definitions are answered as they are read unless they must wa
     DaemonProcess daemon(tree);
     auto client = daemon.client();
     waitUntilIdle(*client);
-    auto inlineAnswers = [&] {
-        return client->call("symdex/status").toObject()["requestsAnsweredInline"].toInt();
-    };
-    const int before = inlineAnswers();
+    const int before = answeredInline(*client);
     const std::string main = tree.uri("src/main.cpp");
     const std::string circleCpp = tree.uri("src/circle.cpp");
     // Forty in one write, on two documents: each answered exactly, by id, with no worker; past
@@ -554,18 +556,18 @@ TEST_CASE("daemon: definitions are answered as they are read unless they must wa
         CHECK(
             locations(response["result"], tree) ==
             (id % 2 ? Strings{"include/shapes.h:27:13-27:19"} : Strings{"src/main.cpp:2:11-2:17"}));
-    const int answeredInline = inlineAnswers() - before;
-    CHECK(answeredInline >= 16);
-    CHECK(answeredInline <= 40);
+    const int inBatch = answeredInline(*client) - before;
+    CHECK(inBatch >= 16);
+    CHECK(inBatch <= 40);
     // Other requests go to the workers.
-    const int afterBatch = inlineAnswers();
+    const int afterBatch = answeredInline(*client);
     CHECK(locations(client->call("textDocument/references",
                                  withDeclaration(positionParams(main, 9, 20), true)),
                     tree) == Strings{"src/main.cpp:5:16-5:22", "src/main.cpp:9:18-9:24"});
-    CHECK(inlineAnswers() == afterBatch);
+    CHECK(answeredInline(*client) == afterBatch);
     // Nothing under the cursor (a blank line): null, answered here too.
     CHECK(client->call("textDocument/definition", positionParams(main, 1, 0)).isNull());
-    CHECK(inlineAnswers() == afterBatch + 1);
+    CHECK(answeredInline(*client) == afterBatch + 1);
 }
 
 TEST_CASE("daemon: workspace/symbol of three letters or more is answered as it is read, a "
@@ -575,9 +577,6 @@ TEST_CASE("daemon: workspace/symbol of three letters or more is answered as it i
     DaemonProcess daemon(tree);
     auto client = daemon.client();
     waitUntilIdle(*client);
-    auto inlineAnswers = [&] {
-        return client->call("symdex/status").toObject()["requestsAnsweredInline"].toInt();
-    };
     auto names = [&](const char* query) {
         Strings out;
         for (const QJsonValue& v :
@@ -586,7 +585,7 @@ TEST_CASE("daemon: workspace/symbol of three letters or more is answered as it i
                           "::" + v["name"].toString().toStdString());
         return out;
     };
-    // Each query's answer is the same either way; only where it was made differs.
+    // Where each query was answered, and that those naming the class find it.
     struct Case {
         const char* query;
         bool here;
@@ -595,19 +594,19 @@ TEST_CASE("daemon: workspace/symbol of three letters or more is answered as it i
          {Case{"Circle", true}, Case{"geo::Circle", true}, Case{"cir", true}, Case{"ci", false},
           Case{"geo::ci", false}, Case{"c", false}, Case{"", false}, Case{"c_i", false}}) {
         INFO(c.query);
-        const int before = inlineAnswers();
+        const int before = answeredInline(*client);
         const Strings found = names(c.query);
-        CHECK(inlineAnswers() - before == (c.here ? 1 : 0));
+        CHECK(answeredInline(*client) - before == (c.here ? 1 : 0));
         if (std::string_view(c.query).find("ir") != std::string_view::npos)
             CHECK(std::find(found.begin(), found.end(), "geo::Circle") != found.end());
     }
     // Bad parameters get the same error either way.
     CHECK(errorCode(*client, "workspace/symbol", QJsonObject{{"query", 5}}) ==
           protocol::kInvalidParams);
-    const int before = inlineAnswers();
+    const int before = answeredInline(*client);
     CHECK(errorCode(*client, "workspace/symbol", QJsonObject{{"query", "circle"}, {"limit", -1}}) ==
           protocol::kInvalidParams);
-    CHECK(inlineAnswers() - before == 1);
+    CHECK(answeredInline(*client) - before == 1);
 }
 
 TEST_CASE("daemon: each request cancelled at any moment gets exactly one answer", "[daemon]") {
