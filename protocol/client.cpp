@@ -140,6 +140,16 @@ std::optional<QJsonObject> RpcClient::receive(std::chrono::milliseconds timeout)
     }
 }
 
+std::optional<QJsonObject> RpcClient::receiveResponse(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+        std::optional<QJsonObject> message = receive(remaining(deadline));
+        if (!message || !message->contains("method"))
+            return message;
+        notifications_.push_back(std::move(*message));
+    }
+}
+
 QJsonObject RpcClient::waitForResponse(int64_t id, std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;
     for (;;) {

@@ -54,6 +54,9 @@ public:
     /// The next message from the daemon (response, notification or request), or nullopt on
     /// timeout. Throws RpcFailure when the connection closes.
     std::optional<QJsonObject> receive(std::chrono::milliseconds timeout);
+    /// The next response, any id, or nullopt on timeout; what the daemon sends of its own accord
+    /// meanwhile (notifications, its requests) is kept in notifications().
+    std::optional<QJsonObject> receiveResponse(std::chrono::milliseconds timeout);
     /// Waits for the response to `id`, keeping other messages in notifications().
     QJsonObject waitForResponse(int64_t id, std::chrono::milliseconds timeout);
     /// Waits for a notification with `method` (already received ones first).
