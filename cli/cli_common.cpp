@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <exception>
-#include <iostream>
 
 namespace symdex::cli {
 
@@ -32,7 +31,9 @@ bool parseCommandLine(QCommandLineParser& parser, const QStringList& args, const
         throw UsageError{parser.errorText().toStdString() +
                          " (see: " + args.value(0).toStdString() + " --help)"};
     if (parser.isSet(help)) {
-        std::cout << parser.helpText().replace("<executable_name>", args.value(0)).toStdString();
+        std::fputs(
+            parser.helpText().replace("<executable_name>", args.value(0)).toStdString().c_str(),
+            stdout);
         return false;
     }
     return true;

@@ -43,12 +43,14 @@ ZSTD_DCtx* decompressor() {
 
 } // namespace
 
-ZstdDictionary::ZstdDictionary(std::string bytes) : bytes_(std::move(bytes)) {
+ZstdDictionary::ZstdDictionary(std::string owned, std::string_view bytes)
+    : owned_(std::move(owned)), bytes_(owned_.empty() ? bytes : std::string_view(owned_)) {
     id_ = ZDICT_getDictID(bytes_.data(), bytes_.size());
     if (id_ == 0)
         return;
     // By reference: bytes_ outlives the digest (the destructor frees it first); a copy was page
-    // faults at every query command's start (4 of symdex def's ~410).
+    // faults at every query command's start (4 of symdex def's ~410), as was a copy of the
+    // built-in dictionary's bytes (8).
     decompress_ = ZSTD_createDDict_byReference(bytes_.data(), bytes_.size());
 }
 
@@ -69,16 +71,18 @@ ZstdDictionary::~ZstdDictionary() {
 }
 
 std::shared_ptr<const ZstdDictionary> ZstdDictionary::fromBytes(std::string bytes) {
-    std::shared_ptr<const ZstdDictionary> dictionary(new ZstdDictionary(std::move(bytes)));
+    std::shared_ptr<const ZstdDictionary> dictionary(new ZstdDictionary(std::move(bytes), {}));
     if (dictionary->id_ == 0 || !dictionary->decompress_)
         return nullptr;
     return dictionary;
 }
 
 const ZstdDictionary& ZstdDictionary::builtInSymbols() {
-    static const std::shared_ptr<const ZstdDictionary> dictionary =
-        fromBytes(std::string(symbolDictionary()));
-    return *dictionary;
+    // The program's bytes, not a copy.
+    static const ZstdDictionary dictionary({}, symbolDictionary());
+    if (dictionary.id_ == 0 || !dictionary.decompress_)
+        throw std::runtime_error("zstd: the built-in dictionary of declarations is not one");
+    return dictionary;
 }
 
 void appendCompressed(std::string& out, std::string_view plain, const ZstdDictionary* dictionary) {

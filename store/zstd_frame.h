@@ -38,8 +38,10 @@ public:
     const ZSTD_DDict* forDecompression() const { return decompress_; }
 
 private:
-    explicit ZstdDictionary(std::string bytes);
-    std::string bytes_;
+    /// `owned` may be empty: the bytes are then `bytes`, which live as long as the program.
+    ZstdDictionary(std::string owned, std::string_view bytes);
+    std::string owned_;
+    std::string_view bytes_; ///< owned_, or the program's own bytes
     uint32_t id_ = 0;
     mutable std::once_flag compressOnce_;
     mutable ZSTD_CDict* compress_ = nullptr;
