@@ -153,13 +153,13 @@ std::optional<QJsonObject> RpcClient::receiveResponse(std::chrono::milliseconds 
 QJsonObject RpcClient::waitForResponse(int64_t id, std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;
     for (;;) {
-        std::optional<QJsonObject> message = receive(remaining(deadline));
+        std::optional<QJsonObject> message = receiveResponse(remaining(deadline));
         if (!message)
             throw RpcFailure(0, "no answer from symdexd within " + std::to_string(timeout.count()) +
                                     " ms");
-        if (!message->contains("method") && message->value("id").toInteger(-1) == id)
+        if (message->value("id").toInteger(-1) == id)
             return *message;
-        notifications_.push_back(std::move(*message));
+        notifications_.push_back(std::move(*message)); // another request's answer
     }
 }
 
