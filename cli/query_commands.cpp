@@ -67,8 +67,8 @@ QJsonArray outlineJson(const std::vector<OutlineNode>& nodes, const std::string&
 }
 
 /// stdout as a std::ostream, for `dump`. Not std::cout: <iostream>'s static initialiser ran in
-/// every command's start-up: ~10 of `symdex def`'s ~400 page faults, each 15-25 us on the
-/// virtual machines measured (bench/fault_cost).
+/// every command's start-up: ~10 of `symdex def`'s ~400 page faults, each 12-45 us on the
+/// virtual machine measured (bench/fault_cost).
 class StdoutBuffer : public std::streambuf {
 protected:
     int_type overflow(int_type c) override {
