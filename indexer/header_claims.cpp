@@ -59,6 +59,24 @@ std::optional<FileClaim> HeaderClaims::claim(const std::string& path, size_t ran
     return answer(claim, rank);
 }
 
+bool HeaderClaims::wouldClaim(const std::string& path, size_t rank) {
+    Stripe& stripe = stripeOf(path);
+    {
+        std::shared_lock lock(stripe.mu);
+        auto found = stripe.claims.find(path);
+        if (found != stripe.claims.end())
+            return canTakeOver(found->second, rank) || answer(found->second, rank).has_value();
+    }
+    std::optional<FileStamp> stamp = stamps_.hashed(path);
+    if (!stamp)
+        return false;
+    auto stored = storedHashes_.find(path);
+    auto kept = keptBy_.find(path);
+    const bool current = !force_ && stored != storedHashes_.end() && stored->second != 0 &&
+                         stored->second == stamp->contentHash && kept != keptBy_.end();
+    return !current || rank < kept->second;
+}
+
 void HeaderClaims::release(size_t rank) {
     for (const std::string& path : claimedBy_[rank]) {
         Stripe& stripe = stripeOf(path);

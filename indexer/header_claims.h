@@ -41,6 +41,8 @@ public:
     /// Gives `path` to the TU of rank `rank` for good: a TU always extracts its own main file.
     void preclaim(const std::string& path, size_t rank);
     std::optional<FileClaim> claim(const std::string& path, size_t rank) override;
+    /// Whether claim(path, rank) would give `path` to `rank` now, without claiming it.
+    bool wouldClaim(const std::string& path, size_t rank);
     void release(size_t rank) override;
     /// Claims taken over from a higher rank so far (each one is a header extracted twice).
     size_t takeovers() const;

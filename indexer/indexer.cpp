@@ -1001,8 +1001,25 @@ std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
             buildPch(run, *group, headers, parser);
     }
     PchReport report;
-    const std::string pch = pchFor(run, tu);
+    std::string pch = pchFor(run, tu);
+    // The group's first TU (its lowest rank) is usually the owner of the PCH's headers, which a
+    // parse against the PCH does not extract (docs/pch.md, rule 1): if it would own one now, it
+    // is parsed plain at once, not against the PCH first and then again.
+    std::string owned;
+    if (!pch.empty() && tu == run.pchGroupOf[tu]->representative)
+        if (auto* table = dynamic_cast<HeaderClaims*>(&claimer))
+            if (std::shared_ptr<const LoadedPch> loaded = loadPch(pch))
+                for (const PchManifest::File& file : loaded->manifest.files)
+                    if (table->wouldClaim(file.path, run.rankOf[tu])) {
+                        owned = file.path;
+                        pch.clear();
+                        break;
+                    }
     std::optional<IndexedTu> result = parseWith(run, tu, parser, claimer, pch, report);
+    if (result && !owned.empty()) {
+        report.mode = PchMode::Owner;
+        report.detail = owned + " (known before the parse)";
+    }
     if (!result)
         return result;
     if (report.mode == PchMode::Used) {

@@ -144,6 +144,13 @@ TEST_CASE("TUs are parsed against a shared PCH where that changes nothing, and t
     // The text of the TUs chose the headers and one PCH was built before the first parse.
     // Parsed against it: the TUs that own none of its headers and lose nothing by it.
     CHECK(modes(on, PchMode::Built) == 1);
+    // Its builder, t0.cc (the largest), owns the PCH's headers: known before its parse, it is
+    // parsed plain at once, not against the PCH first.
+    CHECK(modes(on, PchMode::Owner) == 1);
+    CHECK(std::count_if(on.pchFallbacks.begin(), on.pchFallbacks.end(), [](const std::string& f) {
+              return f.find("src/t0.cc: owns a PCH file: ") != std::string::npos &&
+                     f.find("(known before the parse)") != std::string::npos;
+          }) == 1);
     // The plain parse of wide.cc saw `word` as long, that of less.cc an error.
     CHECK(tree.dumps[".on"].find("c:@F@g#L#") != std::string::npos);
     CHECK(tree.dumps[".on"].find("tu src/less.cc errors errors 1") != std::string::npos);
