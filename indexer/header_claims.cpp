@@ -36,11 +36,9 @@ std::optional<FileClaim> HeaderClaims::claim(const std::string& path, size_t ran
         return std::nullopt; // unreadable (a virtual or vanished file): nothing to extract
     // The store's version stands when its contents are current and the TU that extracted them is
     // up to date: that TU would extract the same again. A lower rank still takes it over.
-    auto stored = storedHashes_.find(path);
-    auto kept = keptBy_.find(path);
-    const bool current = !force_ && stored != storedHashes_.end() && stored->second != 0 &&
-                         stored->second == stamp->contentHash && kept != keptBy_.end();
-    auto owner = std::make_shared<std::atomic<size_t>>(current ? kept->second : rank);
+    const std::optional<size_t> kept = keptCurrent(path, *stamp);
+    const bool current = kept.has_value();
+    auto owner = std::make_shared<std::atomic<size_t>>(current ? *kept : rank);
     std::unique_lock lock(stripe.mu);
     auto [slot, inserted] = stripe.claims.try_emplace(path);
     Claim& claim = slot->second;
@@ -70,11 +68,18 @@ bool HeaderClaims::wouldClaim(const std::string& path, size_t rank) {
     std::optional<FileStamp> stamp = stamps_.hashed(path);
     if (!stamp)
         return false;
+    const std::optional<size_t> kept = keptCurrent(path, *stamp);
+    return !kept || rank < *kept;
+}
+
+std::optional<size_t> HeaderClaims::keptCurrent(const std::string& path,
+                                                const FileStamp& stamp) const {
     auto stored = storedHashes_.find(path);
     auto kept = keptBy_.find(path);
-    const bool current = !force_ && stored != storedHashes_.end() && stored->second != 0 &&
-                         stored->second == stamp->contentHash && kept != keptBy_.end();
-    return !current || rank < kept->second;
+    if (force_ || stored == storedHashes_.end() || stored->second == 0 ||
+        stored->second != stamp.contentHash || kept == keptBy_.end())
+        return std::nullopt;
+    return kept->second;
 }
 
 void HeaderClaims::release(size_t rank) {

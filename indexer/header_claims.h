@@ -41,8 +41,7 @@ public:
     /// Gives `path` to the TU of rank `rank` for good: a TU always extracts its own main file.
     void preclaim(const std::string& path, size_t rank);
     std::optional<FileClaim> claim(const std::string& path, size_t rank) override;
-    /// Whether claim(path, rank) would give `path` to `rank` now, without claiming it.
-    bool wouldClaim(const std::string& path, size_t rank);
+    bool wouldClaim(const std::string& path, size_t rank) override;
     void release(size_t rank) override;
     /// Claims taken over from a higher rank so far (each one is a header extracted twice).
     size_t takeovers() const;
@@ -62,6 +61,9 @@ private:
             return std::nullopt;
         return FileClaim{claim.stamp, claim.owner};
     }
+    /// The rank of the up-to-date TU whose version of `path` the store holds, if its contents are
+    /// still `stamp`'s: that TU would extract the same again.
+    std::optional<size_t> keptCurrent(const std::string& path, const FileStamp& stamp) const;
     static bool canTakeOver(const Claim& claim, size_t rank) {
         return !claim.pinned && rank < claim.ownerRank();
     }

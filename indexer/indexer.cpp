@@ -854,18 +854,12 @@ void Indexer::removeUnusedPchs(Run& run) {
     }
 }
 
-std::string Indexer::pchFor(Run& run, size_t tu) {
+std::shared_ptr<const LoadedPch> Indexer::pchFor(Run& run, size_t tu) {
     PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu];
     if (!group)
-        return {};
-    std::shared_ptr<const LoadedPch> loaded;
-    {
-        std::lock_guard lock(group->mu);
-        if (group->state != PchGroup::Ready || !group->loaded)
-            return {};
-        loaded = group->loaded;
-    }
-    return loaded->path;
+        return nullptr;
+    std::lock_guard lock(group->mu);
+    return group->state == PchGroup::Ready ? group->loaded : nullptr;
 }
 
 void Indexer::notePch(Run& run, size_t tu, const PchReport& report, Parser& parser,
@@ -1001,40 +995,29 @@ std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
             buildPch(run, *group, headers, parser);
     }
     PchReport report;
-    std::string pch = pchFor(run, tu);
+    std::shared_ptr<const LoadedPch> pch = pchFor(run, tu);
     // The group's first TU (its lowest rank) is usually the owner of the PCH's headers, which a
     // parse against the PCH does not extract (docs/pch.md, rule 1): if it would own one now, it
     // is parsed plain at once, not against the PCH first and then again.
     std::string owned;
-    if (!pch.empty() && tu == run.pchGroupOf[tu]->representative)
-        if (auto* table = dynamic_cast<HeaderClaims*>(&claimer))
-            if (std::shared_ptr<const LoadedPch> loaded = loadPch(pch))
-                for (const PchManifest::File& file : loaded->manifest.files)
-                    if (table->wouldClaim(file.path, run.rankOf[tu])) {
-                        owned = file.path;
-                        pch.clear();
-                        break;
-                    }
-    std::optional<IndexedTu> result = parseWith(run, tu, parser, claimer, pch, report);
+    if (pch && tu == run.pchGroupOf[tu]->representative)
+        for (const PchManifest::File& file : pch->manifest.files)
+            if (claimer.wouldClaim(file.path, run.rankOf[tu])) {
+                owned = file.path;
+                pch = nullptr;
+                break;
+            }
+    std::optional<IndexedTu> result =
+        parseWith(run, tu, parser, claimer, pch ? pch->path : std::string(), report);
     if (result && !owned.empty()) {
         report.mode = PchMode::Owner;
         report.detail = owned + " (known before the parse)";
     }
     if (!result)
         return result;
-    if (report.mode == PchMode::Used) {
-        // It depends on what the PCH's build found absent, too.
-        PchGroup* group = run.pchGroupOf[tu];
-        std::shared_ptr<const LoadedPch> loaded;
-        {
-            std::lock_guard lock(group->mu);
-            loaded = group->loaded;
-        }
-        if (loaded)
-            result->absentPaths.insert(result->absentPaths.end(),
-                                       loaded->manifest.absentPaths.begin(),
-                                       loaded->manifest.absentPaths.end());
-    }
+    if (report.mode == PchMode::Used && pch) // it depends on what the PCH's build found absent
+        result->absentPaths.insert(result->absentPaths.end(), pch->manifest.absentPaths.begin(),
+                                   pch->manifest.absentPaths.end());
     notePch(run, tu, report, parser, result->record.status);
     return result;
 }

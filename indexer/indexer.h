@@ -25,6 +25,8 @@
 
 namespace symdex {
 
+struct LoadedPch; // indexer/pch.h
+
 /// How libclang's skip-parsed-bodies session (CXIndexOpt_SkipParsedBodiesInSession) is shared.
 /// PerThread is the default: on LevelDB it used about 10% less CPU than Shared at 2 threads
 /// (docs/measurements.md, "Choosing the extraction API"; the reasons: docs/design.md), and only it
@@ -231,8 +233,8 @@ private:
     void planPchs(Run& run);
     /// Removes the PCHs a group replaced with one it built this run.
     void removeUnusedPchs(Run& run);
-    /// The PCH `tu` is to be parsed against (empty: none yet).
-    std::string pchFor(Run& run, size_t tu);
+    /// The PCH `tu` is to be parsed against (null: none yet).
+    std::shared_ptr<const LoadedPch> pchFor(Run& run, size_t tu);
     /// Counts `tu`'s report, and builds its group's PCH once enough plain parses said what
     /// their own files include.
     void notePch(Run& run, size_t tu, const PchReport& report, Parser& parser, TuStatus status);

@@ -46,6 +46,9 @@ public:
     /// A claim when this TU must extract `path`; nullopt when another TU does, or when the store
     /// already holds these contents.
     virtual std::optional<FileClaim> claim(const std::string& path, size_t rank) = 0;
+    /// Whether claim(path, rank) would give `path` to `rank` now, without claiming it; false when
+    /// the claimer cannot tell.
+    virtual bool wouldClaim(const std::string& /*path*/, size_t /*rank*/) { return false; }
     /// Gives back the claims of a TU whose parse failed, so that another TU can extract them.
     virtual void release(size_t rank) = 0;
 };
