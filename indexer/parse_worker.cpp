@@ -41,25 +41,25 @@ std::string describeExit(int status) {
     return "ended with wait status " + std::to_string(status);
 }
 
-/// The last line of the worker's stderr that says what went wrong (LLVM's "LLVM ERROR: ...", a
-/// sanitizer's "ERROR: AddressSanitizer: stack-overflow ..."), trimmed; empty if none.
-std::string errorLine(const std::string& tail) {
-    size_t end = tail.size();
-    while (end > 0) {
-        size_t begin = tail.rfind('\n', end - 1);
-        begin = begin == std::string::npos ? 0 : begin + 1;
-        std::string_view line(tail.data() + begin, end - begin);
-        if (line.find("ERROR") != std::string_view::npos ||
-            line.find("terminate called") != std::string_view::npos)
-            return std::string(line.substr(0, 300));
-        if (begin == 0)
-            break;
-        end = begin - 1;
-    }
-    return {};
-}
-
 } // namespace
+
+std::string workerErrorLine(std::string_view tail) {
+    // A fatal error's own line names the cause; a sanitizer's report after it (libclang's crash
+    // recovery jumping out of abort() can end in a SEGV under ASan) only says how it ended.
+    std::string_view cause, other;
+    while (!tail.empty()) {
+        const size_t newline = tail.find('\n');
+        const std::string_view line = tail.substr(0, newline);
+        tail = newline == std::string_view::npos ? std::string_view() : tail.substr(newline + 1);
+        if (line.find("FATAL ERROR") != std::string_view::npos ||
+            line.find("LLVM ERROR") != std::string_view::npos)
+            cause = line;
+        else if (line.find("ERROR") != std::string_view::npos ||
+                 line.find("terminate called") != std::string_view::npos)
+            other = line;
+    }
+    return std::string((cause.empty() ? other : cause).substr(0, 300));
+}
 
 std::string defaultWorkerPath() {
     if (const char* env = std::getenv("SYMDEX_WORKER"); env && *env)
@@ -204,7 +204,7 @@ std::string ParseWorker::stop(bool kill) {
     stderr_ = -1;
     pid_ = -1;
     std::string how = done > 0 ? describeExit(status) : "could not be reaped";
-    lastErrorLine_ = errorLine(stderrTail_);
+    lastErrorLine_ = workerErrorLine(stderrTail_);
     if (!lastErrorLine_.empty())
         how += ": " + lastErrorLine_;
     return how;

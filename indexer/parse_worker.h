@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -106,6 +107,12 @@ private:
     std::string lastErrorLine_; ///< the line of it stop() found to say what went wrong
     size_t spawned_ = 0;
 };
+
+/// The line of a dead worker's stderr tail that says what went wrong, trimmed to 300 bytes; empty
+/// if none: the last fatal error (libclang's "LIBCLANG FATAL ERROR: ...", LLVM's "LLVM ERROR: ...")
+/// if there is one, for a sanitizer's report after it is its consequence; else the last line
+/// naming an error ("ERROR: AddressSanitizer: stack-overflow ...", "terminate called ...").
+std::string workerErrorLine(std::string_view tail);
 
 /// The symdex-worker beside the running executable, or $SYMDEX_WORKER when set; empty if neither
 /// exists.

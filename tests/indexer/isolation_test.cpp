@@ -2,6 +2,7 @@
 // report_fatal_error, hang, or include a FIFO or a device fail alone; every other TU is committed;
 // a crashed TU is not parsed again until what it read changes. Plus the worker wire format.
 #include "indexer/indexer.h"
+#include "indexer/parse_worker.h"
 #include "indexer/worker_protocol.h"
 #include "store/symbol_store.h"
 #include "test_util.h"
@@ -127,6 +128,29 @@ TEST_CASE("a TU on which libclang hits a fatal error fails alone, with the reaso
     INFO(reason);
     CHECK(reason.find("LIBCLANG FATAL ERROR: #pragma clang __debug llvm_fatal_error") !=
           std::string::npos);
+}
+
+TEST_CASE("a dead worker's reason is its fatal error, not a sanitizer's report after it",
+          "[isolation]") {
+    // What CI's ASan build once printed: libclang's crash recovery leaves abort() and ASan
+    // reports a SEGV on the way out. The user is told the cause.
+    CHECK(workerErrorLine("indexing a.cpp\n"
+                          "LIBCLANG FATAL ERROR: #pragma clang __debug llvm_fatal_error\n"
+                          "AddressSanitizer:DEADLYSIGNAL\n"
+                          "==7214==ERROR: AddressSanitizer: SEGV on unknown address 0x0\n"
+                          "    #0 0x7f in abort\n") ==
+          "LIBCLANG FATAL ERROR: #pragma clang __debug llvm_fatal_error");
+    CHECK(workerErrorLine("LLVM ERROR: out of memory\nterminate called recursively\n") ==
+          "LLVM ERROR: out of memory");
+    // Without a fatal error, the last line naming one.
+    CHECK(workerErrorLine("warning: x\n==1==ERROR: AddressSanitizer: stack-overflow on address "
+                          "0x1\nSUMMARY: AddressSanitizer: stack-overflow\n") ==
+          "==1==ERROR: AddressSanitizer: stack-overflow on address 0x1");
+    CHECK(workerErrorLine("terminate called after throwing an instance of 'std::bad_alloc'") ==
+          "terminate called after throwing an instance of 'std::bad_alloc'");
+    CHECK(workerErrorLine("nothing went wrong here\n").empty());
+    CHECK(workerErrorLine("").empty());
+    CHECK(workerErrorLine("LLVM ERROR: " + std::string(1000, 'x')).size() == 300);
 }
 
 TEST_CASE("a command with --save-temps indexes, and a failed TU says why", "[isolation]") {
