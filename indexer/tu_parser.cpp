@@ -24,6 +24,40 @@ namespace symdex {
 
 namespace {
 
+/// The end of the logical line at `offset` (backslash continuations joined): past its newline.
+size_t directiveLineEnd(std::string_view text, size_t offset) {
+    for (size_t i = offset; i < text.size(); ++i)
+        if (text[i] == '\n') {
+            size_t j = i;
+            if (j > 0 && text[j - 1] == '\r')
+                --j;
+            if (j == 0 || text[j - 1] != '\\')
+                return i + 1;
+        }
+    return text.size();
+}
+
+/// The start of the logical line holding the character before `end` (backslash continuations
+/// joined).
+size_t directiveLineStart(std::string_view text, size_t end) {
+    if (end == 0)
+        return 0;
+    size_t p = end - 1;
+    if (text[p] == '\n' && p > 0)
+        --p;
+    for (;;) {
+        const size_t newline = text.rfind('\n', p);
+        if (newline == std::string_view::npos)
+            return 0;
+        size_t j = newline;
+        if (j > 0 && text[j - 1] == '\r')
+            --j;
+        if (j == 0 || text[j - 1] != '\\' || newline == 0)
+            return newline + 1;
+        p = newline - 1;
+    }
+}
+
 /// Owns a CXString for the length of a statement.
 class String {
 public:
@@ -1021,7 +1055,10 @@ public:
                 pch_->scan(path, hash64(text), text);
             if (occurrences.empty())
                 continue;
-            // What the preprocessor skipped (#if 0, a branch not taken) says nothing.
+            // What the preprocessor skipped (#if 0, a branch not taken) says nothing, but for the
+            // conditions that decided it: a skipped range runs from the `#if` whose condition
+            // was false (or the `#elif`/`#else` after a branch taken) to the directive that ended
+            // it, an `#elif` whose condition was true among them. Their lines are read.
             std::vector<std::pair<unsigned, unsigned>> skipped;
             if (CXSourceRangeList* ranges = clang_getSkippedRanges(tu, state->file)) {
                 for (unsigned r = 0; r < ranges->count; ++r) {
@@ -1030,7 +1067,11 @@ public:
                                           nullptr, &begin);
                     clang_getFileLocation(clang_getRangeEnd(ranges->ranges[r]), nullptr, nullptr,
                                           nullptr, &end);
-                    skipped.emplace_back(begin, end);
+                    // Past the first directive's line, up to the last one's.
+                    begin = unsigned(directiveLineEnd(text, begin));
+                    end = unsigned(directiveLineStart(text, std::min<size_t>(end, text.size())));
+                    if (begin < end)
+                        skipped.emplace_back(begin, end);
                 }
                 clang_disposeSourceRangeList(ranges);
             }
@@ -1089,6 +1130,11 @@ public:
                     std::any_of(events.begin(), events.end(), [&](const Event& d) {
                         return d.kind == 'd' && d.name == e.name && before(d, e);
                     });
+                // An #undef before the file would have come: until then the name was undefined
+                // in a plain parse too; after it, the plain parse has what the file defined, and
+                // this parse has nothing. It matters where the TU uses the name from there on.
+                if (e.kind == 'x' && !usedBetween(e.name, at - 1, UINT32_MAX))
+                    continue;
                 if (e.seq < at && !ownFirst)
                     return fallback(e.kind == 'u' ? "used" : "undefined", e.name, e.state, e.offset,
                                     m.files[macro->second->file].path);

@@ -315,6 +315,52 @@ TEST_CASE("a call its own file makes before the #include of a better overload is
     CHECK(tree.dumps[".off"].find("src/order.cc:2:13: call -> pick") != std::string::npos);
 }
 
+TEST_CASE("an #undef of a PCH macro before its header is parsed whole only if the name is used "
+          "after the header",
+          "[index][pch]") {
+    Tree tree;
+    tree.sources.clear();
+    tree.write("sys/lim.h", "#ifndef LIM_H\n#define LIM_H\n#define LIMIT 7\n#endif\n");
+    tree.write("sys/other.h", "#ifndef OTHER_H\n#define OTHER_H\nstruct Other { int o; };\n"
+                              "#endif\n");
+    for (int i = 0; i < 4; ++i)
+        tree.add("src/l" + std::to_string(i) + ".cc",
+                 "#include <lim.h>\n#include <other.h>\n// " + std::string(400, 'x') + "\nint f" +
+                     std::to_string(i) + "() { return LIMIT; }\n");
+    // Against the PCH, LIMIT is gone after the #undef and lim.h does not bring it back; in a plain
+    // parse lim.h defines it. The same answers as long as nothing uses it after lim.h (glibc's
+    // __need___va_list, which <cstdarg> undefines before <stdio.h> defines it for <stdarg.h>).
+    tree.add("src/quiet.cc", "#undef LIMIT\n#include <lim.h>\n#include <other.h>\n"
+                             "int q(Other o) { return o.o; }\n");
+    // Tests it after lim.h: a plain parse declares limited(), the PCH's would unlimited().
+    tree.add("src/loud.cc", "#undef LIMIT\n#include <lim.h>\n#include <other.h>\n#ifdef LIMIT\n"
+                            "int limited(Other o);\n#else\nint unlimited(Other o);\n#endif\n");
+    // Tests it before lim.h: against the PCH the #ifndef's branch is skipped, but its condition
+    // was read, a use of the PCH's macro before the file defining it would have come.
+    tree.add("src/early.cc", "#ifndef LIMIT\nint early();\n#endif\n#include <lim.h>\n"
+                             "#include <other.h>\nint e(Other o) { return o.o; }\n");
+    tree.index(".off", PchPolicy::Off, Isolation::InProcess);
+    tree.index(".on", PchPolicy::Auto, Isolation::InProcess);
+    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+    const IndexSummary again = tree.index(".on", PchPolicy::Auto, Isolation::InProcess, true);
+    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+    CHECK(tree.dumps[".on"].find("c:@F@limited#") != std::string::npos);
+    CHECK(tree.dumps[".on"].find("c:@F@unlimited#") == std::string::npos);
+    CHECK(tree.dumps[".on"].find("c:@F@early#") != std::string::npos);
+    std::string fallbacks;
+    for (const std::string& f : again.pchFallbacks)
+        fallbacks += f + "\n";
+    INFO(fallbacks);
+    CHECK(modes(again, PchMode::Macros) == 2);
+    for (const char* fallback : {"src/loud.cc: macros meet the PCH's: LIMIT undefined",
+                                 "src/early.cc: macros meet the PCH's: LIMIT used"})
+        CHECK(std::count_if(again.pchFallbacks.begin(), again.pchFallbacks.end(),
+                            [&](const std::string& f) {
+                                return f.find(fallback) != std::string::npos;
+                            }) == 1);
+    CHECK(modes(again, PchMode::Used) + modes(again, PchMode::Owner) == 5);
+}
+
 TEST_CASE("PCH headers are chosen from the text: unconditional #includes, project headers "
           "followed and named by real path",
           "[pch]") {
