@@ -32,6 +32,9 @@ struct CompileDatabase {
     size_t entries = 0; ///< entries in the file, usable or not
     /// Main files of the entries skipped because they do not exist (absolute, normalised).
     std::vector<std::string> missingFiles;
+    /// A shard's share (shards.h, planShard): per command, its tier in the whole database's rank
+    /// (pchTiers), which the share alone would not tell. Empty otherwise.
+    std::vector<uint8_t> rankTiers;
 };
 
 /// Why `db` gives nothing to index: "'PATH' has no entries", or "none of the N files named by

@@ -457,8 +457,10 @@ void Indexer::findOutOfDate(Run& run) const {
         byRank[i] = i;
         run.tuOf.emplace(run.db.commands[i].file, i);
     }
-    std::stable_sort(byRank.begin(), byRank.end(),
-                     [&](size_t a, size_t b) { return size[a] > size[b]; });
+    const std::vector<uint8_t> tier = pchTiers(run.db);
+    std::stable_sort(byRank.begin(), byRank.end(), [&](size_t a, size_t b) {
+        return tier[a] != tier[b] ? tier[a] < tier[b] : size[a] > size[b];
+    });
     for (size_t r = 0; r < run.n; ++r)
         run.rankOf[byRank[r]] = r;
     for (size_t i : byRank)
@@ -719,8 +721,6 @@ void Indexer::chooseIsolation(Run& run) {
 
 namespace {
 
-/// TUs of a configuration worth building a PCH for: below this, it costs more than it saves.
-constexpr size_t kMinPchGroup = 4;
 /// A header this many TUs of a configuration include goes into its PCH, even if fewer than half
 /// do (RocksDB: 161 headers instead of 35, cold index 42 s instead of 78, docs/pch.md).
 constexpr size_t kPchSharedBy = 64;

@@ -593,35 +593,4 @@ std::shared_ptr<const LoadedPch> loadPch(const std::string& pchPath) {
     return loaded;
 }
 
-std::string pchHeaderLanguage(const CompileCommand& command) {
-    for (size_t i = 0; i < command.arguments.size(); ++i) {
-        const std::string& arg = command.arguments[i];
-        if (arg == "-x" || arg.starts_with("-x") || arg == "--language" ||
-            arg.starts_with("--language="))
-            return {};
-    }
-    const std::string& file = command.file;
-    const size_t dot = file.rfind('.');
-    const std::string ext = dot == std::string::npos ? "" : file.substr(dot + 1);
-    if (ext == "c")
-        return "c-header";
-    if (ext == "cc" || ext == "cpp" || ext == "cxx" || ext == "c++" || ext == "C" || ext == "cp" ||
-        ext == "CPP")
-        return "c++-header";
-    return {};
-}
-
-uint64_t pchGroupKey(const CompileCommand& command) {
-    std::string all = pchHeaderLanguage(command);
-    all.push_back('\0');
-    all += command.directory;
-    for (const std::string& arg : command.arguments) {
-        if (arg == "-w" || (arg.starts_with("-W") && !arg.starts_with("-Wp,")))
-            continue;
-        all.push_back('\0');
-        all += arg;
-    }
-    return hash64(all);
-}
-
 } // namespace symdex

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "indexer/compile_db.h"
+#include "indexer/pch_config.h"
 
 #include <cstdint>
 #include <memory>
@@ -168,15 +169,5 @@ private:
     std::vector<std::string> quote_, user_, system_;
     std::unordered_map<std::string, Scanned> files_;
 };
-
-/// The configuration a PCH must match: the parse arguments and the language of the main file.
-/// TUs with the same key can share a PCH. Warning options (-W..., -w, except -Wp, which passes
-/// preprocessor options) are left out: they change what is diagnosed, not what is parsed, and
-/// clang does not check them when it loads a PCH.
-uint64_t pchGroupKey(const CompileCommand& command);
-
-/// "c-header" or "c++-header" for the language `command` parses its main file in; empty for
-/// languages symdex builds no PCH for (Objective-C, CUDA, assembly, or an explicit -x).
-std::string pchHeaderLanguage(const CompileCommand& command);
 
 } // namespace symdex

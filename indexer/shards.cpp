@@ -1,5 +1,6 @@
 #include "indexer/shards.h"
 
+#include "indexer/pch_config.h"
 #include "store/encoding.h"
 #include "store/lmdb.h"
 #include "store/symbol_store.h"
@@ -35,17 +36,19 @@ std::optional<ShardSpec> parseShardSpec(std::string_view text) {
 
 namespace {
 
-constexpr uint64_t kManifestVersion = 1;
+constexpr uint64_t kManifestVersion = 2; // 2: RankKey::tier
 
 void writeRank(Writer& w, const RankKey& rank) {
     w.varint(rank.size);
     w.varint(rank.position);
+    w.varint(rank.tier);
 }
 
 RankKey readRank(Reader& r) {
     RankKey rank;
     rank.size = r.varint();
     rank.position = uint32_t(r.varint());
+    rank.tier = uint8_t(r.varint());
     return rank;
 }
 
@@ -272,15 +275,18 @@ ShardPlan planShard(const CompileDatabase& db, ShardSpec spec, const Store* bala
     plan.kept = partition.kept;
     plan.share = db;
     plan.share.commands.clear();
+    plan.share.rankTiers.clear();
+    const std::vector<uint8_t> tier = pchTiers(db);
     for (size_t i = 0; i < db.commands.size(); ++i) {
         if (partition.shardOf[i] != spec.index)
             continue;
-        // The rank the indexer gives it (indexer.cpp, classify): the size on disk now.
+        // The rank the indexer gives it (indexer.cpp, classify): its tier, the size on disk now.
         std::error_code error;
         const auto size = std::filesystem::file_size(db.commands[i].file, error);
         plan.manifest.tus.emplace_back(db.commands[i].file,
-                                       RankKey{error ? 0 : uint64_t(size), uint32_t(i)});
+                                       RankKey{error ? 0 : uint64_t(size), uint32_t(i), tier[i]});
         plan.share.commands.push_back(db.commands[i]);
+        plan.share.rankTiers.push_back(tier[i]);
     }
     return plan;
 }

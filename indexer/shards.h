@@ -32,11 +32,15 @@ struct ShardSpec {
 std::optional<ShardSpec> parseShardSpec(std::string_view text);
 inline constexpr uint32_t kMaxShards = 100000;
 
-/// A TU's place in the global rank: larger main files first, then the earlier database entry.
+/// A TU's place in the global rank (indexer.cpp, classify): TUs of configurations without a PCH
+/// first (pchTiers), then larger main files, then the earlier database entry.
 struct RankKey {
     uint64_t size = 0;
     uint32_t position = 0; ///< index among the database's commands
+    uint8_t tier = 0;      ///< pchTiers(): 0 for a TU of a configuration too small for a PCH
     bool before(const RankKey& other) const {
+        if (tier != other.tier)
+            return tier < other.tier;
         return size != other.size ? size > other.size : position < other.position;
     }
     friend bool operator==(const RankKey&, const RankKey&) = default;

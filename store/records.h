@@ -12,7 +12,7 @@
 namespace symdex {
 
 /// Version of every record encoding and key layout. A store with another version is refused.
-inline constexpr uint32_t kStoreFormatVersion = 29;
+inline constexpr uint32_t kStoreFormatVersion = 30;
 
 enum class SymbolKind : uint8_t {
     Unknown = 0,

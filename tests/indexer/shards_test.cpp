@@ -2,6 +2,7 @@
 // one machine indexing the whole database writes, after a clean run and after shards ran again;
 // a merge refuses shards that do not make one index.
 #include "indexer/indexer.h"
+#include "indexer/pch_config.h"
 #include "indexer/shards.h"
 #include "store/encoding.h"
 #include "store/lmdb.h"
@@ -153,6 +154,30 @@ TEST_CASE("N shards merged hold what one machine's index holds", "[shards]") {
     CHECK(summary.tus == 8);
     // The owner of h.h is the largest main file's TU, whichever shard parsed it.
     CHECK(merged.find("file h.h hash") != std::string::npos);
+}
+
+TEST_CASE("a TU of a configuration too small for a PCH owns the headers it shares, in shards as "
+          "on one machine",
+          "[shards]") {
+    // solo.cc ranks first (pchTiers): its configuration has one TU, the others four each. A share
+    // alone would not tell (a shard of three holds no configuration of four): each shard ranks
+    // with the whole database's tiers, or the merge takes an h.h its shard did not keep.
+    Tree tree;
+    tree.write("h.h", "#pragma once\n#ifdef SOLO\nvoid solo_fn();\n#endif\n#ifdef MODE_A\n"
+                      "void mode_a_fn();\n#else\nvoid mode_b_fn();\n#endif\n"
+                      "struct Shared { int v; };\n");
+    tree.write("solo.cc", "#include \"h.h\"\nint solo() { return 0; }\n");
+    tree.extra = {{"solo.cc", ", \"-std=c++17\", \"-DSOLO\""}};
+    tree.writeDb();
+    const std::vector<uint8_t> tiers = pchTiers(tree.db());
+    CHECK(std::count(tiers.begin(), tiers.end(), 0) == 1);
+    const std::string whole = tree.whole();
+    CHECK(whole.find("solo_fn") != std::string::npos);
+    const uint32_t n = GENERATE(2u, 3u);
+    INFO(n << " shards");
+    for (uint32_t k = 0; k < n; ++k)
+        tree.shard({k, n});
+    CHECK(tree.merge(n).second == whole);
 }
 
 TEST_CASE("the golden fixture merged from three shards is the golden fixture's index", "[shards]") {
