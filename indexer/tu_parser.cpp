@@ -58,6 +58,21 @@ size_t directiveLineStart(std::string_view text, size_t end) {
     }
 }
 
+/// Whether `offset` is on an `#elif` line (`#elifdef`, `#elifndef` too), continuations joined.
+bool onElifLine(std::string_view text, size_t offset) {
+    size_t i = directiveLineStart(text, offset + 1);
+    auto blanks = [&] {
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\t'))
+            ++i;
+    };
+    blanks();
+    if (i >= text.size() || text[i] != '#')
+        return false;
+    ++i;
+    blanks();
+    return text.substr(i, 4) == "elif";
+}
+
 /// Owns a CXString for the length of a statement.
 class String {
 public:
@@ -1058,7 +1073,10 @@ public:
             // What the preprocessor skipped (#if 0, a branch not taken) says nothing, but for the
             // conditions that decided it: a skipped range runs from the `#if` whose condition
             // was false (or the `#elif`/`#else` after a branch taken) to the directive that ended
-            // it, an `#elif` whose condition was true among them. Their lines are read.
+            // it, an `#elif` whose condition was true among them; an `#elif` inside it was
+            // evaluated too, if no branch was taken before it. Those lines are read (an `#elif`
+            // that was not evaluated, or one nested in a skipped block, counts as well: a
+            // fallback too many at most).
             std::vector<std::pair<unsigned, unsigned>> skipped;
             if (CXSourceRangeList* ranges = clang_getSkippedRanges(tu, state->file)) {
                 for (unsigned r = 0; r < ranges->count; ++r) {
@@ -1080,9 +1098,11 @@ public:
                 // (ownDefinitions_): the text's own may sit in a branch not taken.
                 if (o.kind == 'd' && macrosVisited_)
                     continue;
-                if (std::any_of(skipped.begin(), skipped.end(), [&](const auto& range) {
-                        return range.first <= o.offset && o.offset < range.second;
-                    }))
+                if (std::any_of(skipped.begin(), skipped.end(),
+                                [&](const auto& range) {
+                                    return range.first <= o.offset && o.offset < range.second;
+                                }) &&
+                    !onElifLine(text, o.offset))
                     continue;
                 events.push_back({seqAt(state, o.offset), state, o.offset, o.name, o.kind});
             }
@@ -1118,25 +1138,41 @@ public:
         };
         for (const Event& e : events) {
             auto macro = pch_->macros.find(e.name);
-            if (e.kind == 'u' || e.kind == 'x') {
-                // Uses or undefines a macro of the PCH before the file defining it would have
-                // come (and after no definition of its own).
+            if (e.kind == 'x') {
+                // An #undef. A guarded file of the PCH that uses the name and would have come
+                // after it reads it undefined in a plain parse, and read it as the PCH's build
+                // had it then (defined by an earlier file, by -D, or as a name in the body of a
+                // macro it defines).
+                if (auto users = pch_->identifiers.find(e.name); users != pch_->identifiers.end())
+                    for (const auto& [f, kinds] : *users->second)
+                        if ((kinds & PchManifest::kUse) && m.files[f].guarded &&
+                            inclusion[f] != UINT32_MAX && e.seq < inclusion[f])
+                            return fallback("undefined", e.name, e.state, e.offset,
+                                            m.files[f].path);
+                // Of a macro the PCH defines, before the file defining it would have come: until
+                // then a plain parse had no definition either; from there on it has that file's,
+                // and this parse none. It matters where the TU uses the name after that file
+                // (whatever it defined itself before the #undef).
                 if (macro == pch_->macros.end())
                     continue;
                 const uint32_t at = inclusion[macro->second->file];
-                if (e.kind == 'x' && at == UINT32_MAX)
-                    continue; // undefines what it would not have had
+                if (at != UINT32_MAX && e.seq < at && usedBetween(e.name, at - 1, UINT32_MAX))
+                    return fallback("undefined", e.name, e.state, e.offset,
+                                    m.files[macro->second->file].path);
+                continue;
+            }
+            if (e.kind == 'u') {
+                // Uses a macro of the PCH before the file defining it would have come (and after
+                // no definition of its own).
+                if (macro == pch_->macros.end())
+                    continue;
+                const uint32_t at = inclusion[macro->second->file];
                 const bool ownFirst =
                     std::any_of(events.begin(), events.end(), [&](const Event& d) {
                         return d.kind == 'd' && d.name == e.name && before(d, e);
                     });
-                // An #undef before the file would have come: until then the name was undefined
-                // in a plain parse too; after it, the plain parse has what the file defined, and
-                // this parse has nothing. It matters where the TU uses the name from there on.
-                if (e.kind == 'x' && !usedBetween(e.name, at - 1, UINT32_MAX))
-                    continue;
                 if (e.seq < at && !ownFirst)
-                    return fallback(e.kind == 'u' ? "used" : "undefined", e.name, e.state, e.offset,
+                    return fallback("used", e.name, e.state, e.offset,
                                     m.files[macro->second->file].path);
                 continue;
             }

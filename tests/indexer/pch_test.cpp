@@ -323,10 +323,12 @@ TEST_CASE("an #undef of a PCH macro before its header is parsed whole only if th
     tree.write("sys/lim.h", "#ifndef LIM_H\n#define LIM_H\n#define LIMIT 7\n#endif\n");
     tree.write("sys/other.h", "#ifndef OTHER_H\n#define OTHER_H\nstruct Other { int o; };\n"
                               "#endif\n");
+    tree.write("sys/use.h", "#ifndef USE_H\n#define USE_H\n#define TWICE (LIMIT * 2)\n#endif\n");
     for (int i = 0; i < 4; ++i)
         tree.add("src/l" + std::to_string(i) + ".cc",
-                 "#include <lim.h>\n#include <other.h>\n// " + std::string(400, 'x') + "\nint f" +
-                     std::to_string(i) + "() { return LIMIT; }\n");
+                 "#include <lim.h>\n#include <other.h>\n#include <use.h>\n// " +
+                     std::string(400, 'x') + "\nint f" + std::to_string(i) +
+                     "() { return LIMIT + TWICE; }\n");
     // Against the PCH, LIMIT is gone after the #undef and lim.h does not bring it back; in a plain
     // parse lim.h defines it. The same answers as long as nothing uses it after lim.h (glibc's
     // __need___va_list, which <cstdarg> undefines before <stdio.h> defines it for <stdarg.h>).
@@ -339,21 +341,38 @@ TEST_CASE("an #undef of a PCH macro before its header is parsed whole only if th
     // was read, a use of the PCH's macro before the file defining it would have come.
     tree.add("src/early.cc", "#ifndef LIMIT\nint early();\n#endif\n#include <lim.h>\n"
                              "#include <other.h>\nint e(Other o) { return o.o; }\n");
+    // An #elif evaluated inside a skipped range: false against the PCH, true in a plain parse.
+    tree.add("src/elif.cc", "#if defined(NEVER_X)\nint never();\n#elif !defined(LIMIT)\n"
+                            "int elifTaken();\n#else\nint elifElse();\n#endif\n#include <lim.h>\n"
+                            "#include <other.h>\n");
+    // Its own definition before the #undef changes nothing: lim.h defines LIMIT again in a plain
+    // parse.
+    tree.add("src/redo.cc", "#define LIMIT 1\n#undef LIMIT\n#include <lim.h>\n#include <other.h>\n"
+                            "#ifdef LIMIT\nint redoLimited();\n#endif\n");
+    // Uses LIMIT only through use.h's TWICE: a guarded PCH file that uses the name comes after
+    // the #undef.
+    tree.add("src/indirect.cc", "#undef LIMIT\n#include <lim.h>\n#include <other.h>\n"
+                                "#include <use.h>\n#if TWICE == 14\nint fourteen();\n#endif\n");
     tree.index(".off", PchPolicy::Off, Isolation::InProcess);
     tree.index(".on", PchPolicy::Auto, Isolation::InProcess);
     CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
     const IndexSummary again = tree.index(".on", PchPolicy::Auto, Isolation::InProcess, true);
     CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
-    CHECK(tree.dumps[".on"].find("c:@F@limited#") != std::string::npos);
+    for (const char* usr :
+         {"c:@F@limited#", "c:@F@elifTaken#", "c:@F@redoLimited#", "c:@F@fourteen#"})
+        CHECK(tree.dumps[".on"].find(usr) != std::string::npos);
     CHECK(tree.dumps[".on"].find("c:@F@unlimited#") == std::string::npos);
     CHECK(tree.dumps[".on"].find("c:@F@early#") != std::string::npos);
     std::string fallbacks;
     for (const std::string& f : again.pchFallbacks)
         fallbacks += f + "\n";
     INFO(fallbacks);
-    CHECK(modes(again, PchMode::Macros) == 2);
+    CHECK(modes(again, PchMode::Macros) == 5);
     for (const char* fallback : {"src/loud.cc: macros meet the PCH's: LIMIT undefined",
-                                 "src/early.cc: macros meet the PCH's: LIMIT used"})
+                                 "src/early.cc: macros meet the PCH's: LIMIT used",
+                                 "src/elif.cc: macros meet the PCH's: LIMIT used",
+                                 "src/redo.cc: macros meet the PCH's: LIMIT undefined",
+                                 "src/indirect.cc: macros meet the PCH's: LIMIT undefined"})
         CHECK(std::count_if(again.pchFallbacks.begin(), again.pchFallbacks.end(),
                             [&](const std::string& f) {
                                 return f.find(fallback) != std::string::npos;
