@@ -2,7 +2,8 @@
 // if the store already holds what that one would extract.
 //
 // Which one is decided by rank, not by timing. Every TU of the compile database has a global rank
-// (Indexer: main files by size, largest first, then database order), TUs are started in rank
+// (Indexer: TUs of configurations too small for a PCH first, pch_config.h's pchTiers; then main
+// files by size, largest first; then database order), TUs are started in rank
 // order, and a header belongs to the lowest-ranked TU that includes it — in this run or, when
 // that TU is up to date, in the store (`keptBy`). A TU that reaches a header claimed by a higher
 // rank takes it over (the store keeps the lower rank's version: IndexedFile::priority). So a run
