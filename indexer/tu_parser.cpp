@@ -52,7 +52,7 @@ size_t directiveLineStart(std::string_view text, size_t end) {
         size_t j = newline;
         if (j > 0 && text[j - 1] == '\r')
             --j;
-        if (j == 0 || text[j - 1] != '\\' || newline == 0)
+        if (j == 0 || text[j - 1] != '\\')
             return newline + 1;
         p = newline - 1;
     }

@@ -120,9 +120,28 @@ struct Tree {
         return names;
     }
 
+    /// Indexes into ".off" without a PCH, then into ".on" with one, then ".on" again with every
+    /// TU tried against the PCH from the start; each store's dump is ".off"'s. Returns the last
+    /// run's summary.
+    IndexSummary indexBothWays(Isolation isolation = Isolation::InProcess) {
+        index(".off", PchPolicy::Off, isolation);
+        index(".on", PchPolicy::Auto, isolation);
+        CHECK(dumps[".on"] == dumps[".off"]);
+        const IndexSummary again = index(".on", PchPolicy::Auto, isolation, /*force=*/true);
+        CHECK(dumps[".on"] == dumps[".off"]);
+        return again;
+    }
+
     std::map<std::string, std::string> dumps;
     bool warnings = false; ///< give the TUs different warning options
 };
+
+/// The fallbacks `summary` lists that contain `text`.
+size_t fallbacksNaming(const IndexSummary& summary, const std::string& text) {
+    return size_t(
+        std::count_if(summary.pchFallbacks.begin(), summary.pchFallbacks.end(),
+                      [&](const std::string& f) { return f.find(text) != std::string::npos; }));
+}
 
 Isolation isolationNamed(const std::string& name) {
     return name == "worker" ? Isolation::Process : Isolation::InProcess;
@@ -305,18 +324,14 @@ TEST_CASE("a call its own file makes before the #include of a better overload is
     // which holds late.h, pick(int) would win.
     tree.add("src/order.cc", "#include <over.h>\nint early = pick(1);\n#include <late.h>\n"
                              "int later = pick(1);\n");
-    tree.index(".off", PchPolicy::Off, Isolation::InProcess);
-    tree.index(".on", PchPolicy::Auto, Isolation::InProcess);
-    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
-    const IndexSummary again = tree.index(".on", PchPolicy::Auto, Isolation::InProcess, true);
-    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+    const IndexSummary again = tree.indexBothWays();
     CHECK(modes(again, PchMode::Order) == 1);
     CHECK(modes(again, PchMode::Used) + modes(again, PchMode::Owner) == 4);
     CHECK(tree.dumps[".off"].find("src/order.cc:2:13: call -> pick") != std::string::npos);
 }
 
-TEST_CASE("an #undef of a PCH macro before its header is parsed whole only if the name is used "
-          "after the header",
+TEST_CASE("a PCH macro tested or undefined before its header is parsed whole where a plain parse "
+          "would read it otherwise",
           "[index][pch]") {
     Tree tree;
     tree.sources.clear();
@@ -330,8 +345,7 @@ TEST_CASE("an #undef of a PCH macro before its header is parsed whole only if th
                      std::string(400, 'x') + "\nint f" + std::to_string(i) +
                      "() { return LIMIT + TWICE; }\n");
     // Against the PCH, LIMIT is gone after the #undef and lim.h does not bring it back; in a plain
-    // parse lim.h defines it. The same answers as long as nothing uses it after lim.h (glibc's
-    // __need___va_list, which <cstdarg> undefines before <stdio.h> defines it for <stdarg.h>).
+    // parse lim.h defines it. The same answers as long as nothing reads it after lim.h.
     tree.add("src/quiet.cc", "#undef LIMIT\n#include <lim.h>\n#include <other.h>\n"
                              "int q(Other o) { return o.o; }\n");
     // Tests it after lim.h: a plain parse declares limited(), the PCH's would unlimited().
@@ -353,11 +367,7 @@ TEST_CASE("an #undef of a PCH macro before its header is parsed whole only if th
     // the #undef.
     tree.add("src/indirect.cc", "#undef LIMIT\n#include <lim.h>\n#include <other.h>\n"
                                 "#include <use.h>\n#if TWICE == 14\nint fourteen();\n#endif\n");
-    tree.index(".off", PchPolicy::Off, Isolation::InProcess);
-    tree.index(".on", PchPolicy::Auto, Isolation::InProcess);
-    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
-    const IndexSummary again = tree.index(".on", PchPolicy::Auto, Isolation::InProcess, true);
-    CHECK(tree.dumps[".on"] == tree.dumps[".off"]);
+    const IndexSummary again = tree.indexBothWays();
     for (const char* usr :
          {"c:@F@limited#", "c:@F@elifTaken#", "c:@F@redoLimited#", "c:@F@fourteen#"})
         CHECK(tree.dumps[".on"].find(usr) != std::string::npos);
@@ -373,10 +383,7 @@ TEST_CASE("an #undef of a PCH macro before its header is parsed whole only if th
                                  "src/elif.cc: macros meet the PCH's: LIMIT used",
                                  "src/redo.cc: macros meet the PCH's: LIMIT undefined",
                                  "src/indirect.cc: macros meet the PCH's: LIMIT undefined"})
-        CHECK(std::count_if(again.pchFallbacks.begin(), again.pchFallbacks.end(),
-                            [&](const std::string& f) {
-                                return f.find(fallback) != std::string::npos;
-                            }) == 1);
+        CHECK(fallbacksNaming(again, fallback) == 1);
     CHECK(modes(again, PchMode::Used) + modes(again, PchMode::Owner) == 5);
 }
 
