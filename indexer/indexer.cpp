@@ -546,6 +546,19 @@ void Indexer::parseAll(Run& run) {
         return options_.cancel && options_.cancel->load(std::memory_order_relaxed);
     };
     std::atomic<size_t> next{0};
+    // The PCHs whose headers the text chose are built first, a thread each, the one its group
+    // needs first first (its lowest rank), while the other threads start on the TUs: a TU of
+    // the group that starts before its PCH is ready is parsed plain (the TUs of configurations
+    // without a PCH rank first, so most groups' TUs start after it). The build's libclang
+    // session is its own: no TU's body skipping depends on it (header_claims.h).
+    std::vector<PchGroup*> planned;
+    for (PchGroup& group : run.pchGroups)
+        if (group.state == PchGroup::Planned)
+            planned.push_back(&group);
+    std::sort(planned.begin(), planned.end(), [&](const PchGroup* a, const PchGroup* b) {
+        return run.rankOf[a->representative] < run.rankOf[b->representative];
+    });
+    std::atomic<size_t> nextBuild{0};
     const auto parseStart = std::chrono::steady_clock::now();
     if (!run.order.empty())
         run.arena.execute([&] {
@@ -563,10 +576,16 @@ void Indexer::parseAll(Run& run) {
                         parser.session = sessions[k].get();
                         parser.pchSession = pchSessions.empty() ? nullptr : pchSessions[k].get();
                     }
-                    // One ticket per TU, taken in rank order; an urgent TU first, if any.
-                    for (size_t k, tu; !cancelled();) {
+                    // One ticket per TU, taken in rank order; an urgent TU first, if any, then
+                    // the planned PCHs' builds.
+                    for (size_t k, tu, b; !cancelled();) {
                         if (takeUrgent(run, &tu)) {
                             parseUrgent(run, tu, slots_[slot]);
+                            continue;
+                        }
+                        if (nextBuild.load(std::memory_order_relaxed) < planned.size() &&
+                            (b = nextBuild.fetch_add(1)) < planned.size()) {
+                            buildPlanned(run, *planned[b], parser);
                             continue;
                         }
                         k = next.fetch_add(1, std::memory_order_relaxed);
@@ -915,6 +934,19 @@ void Indexer::notePch(Run& run, size_t tu, const PchReport& report, Parser& pars
     buildPch(run, *group, headers, parser);
 }
 
+void Indexer::buildPlanned(Run& run, PchGroup& group, Parser& parser) {
+    std::vector<std::string> headers;
+    {
+        std::lock_guard lock(group.mu);
+        if (group.state != PchGroup::Planned)
+            return;
+        group.state = PchGroup::Building;
+        ++group.builds;
+        headers = group.planned;
+    }
+    buildPch(run, group, headers, parser);
+}
+
 void Indexer::buildPch(Run& run, PchGroup& group, const std::vector<std::string>& headers,
                        Parser& parser) {
     // This thread builds it; the others parse plain meanwhile.
@@ -981,19 +1013,8 @@ void Indexer::buildPch(Run& run, PchGroup& group, const std::vector<std::string>
 
 std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
                                           FileClaimer& claimer) {
-    if (PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu]) {
-        std::vector<std::string> headers;
-        {
-            std::lock_guard lock(group->mu);
-            if (group->state == PchGroup::Planned) {
-                group->state = PchGroup::Building;
-                ++group->builds;
-                headers = group->planned;
-            }
-        }
-        if (!headers.empty())
-            buildPch(run, *group, headers, parser);
-    }
+    if (PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu])
+        buildPlanned(run, *group, parser);
     PchReport report;
     std::shared_ptr<const LoadedPch> pch = pchFor(run, tu);
     // The group's first TU (its lowest rank) is usually the owner of the PCH's headers, which a

@@ -238,6 +238,8 @@ private:
     /// Counts `tu`'s report, and builds its group's PCH once enough plain parses said what
     /// their own files include.
     void notePch(Run& run, size_t tu, const PchReport& report, Parser& parser, TuStatus status);
+    /// Builds `group`'s planned PCH on this thread, unless it is not Planned (any more).
+    void buildPlanned(Run& run, PchGroup& group, Parser& parser);
     /// Builds `group`'s PCH of `headers` on this thread and makes it the group's if it builds.
     void buildPch(Run& run, PchGroup& group, const std::vector<std::string>& headers,
                   Parser& parser);
