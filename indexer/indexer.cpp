@@ -136,7 +136,7 @@ IndexProgress Indexer::progress() const {
 /// or, where that chose none or did not build, from the first plain parses.
 struct Indexer::PchGroup {
     std::mutex mu;
-    /// Planned: its headers are chosen (`planned`) and its group's next parse builds it;
+    /// Planned: its headers are chosen (`planned`) and the first thread free builds it;
     /// Collecting: plain parses choose them.
     enum State { Planned, Collecting, Building, Ready, Off } state = Collecting; // Requires mu
     std::vector<std::string> planned; ///< Planned: the headers
