@@ -546,15 +546,19 @@ void Indexer::parseAll(Run& run) {
         return options_.cancel && options_.cancel->load(std::memory_order_relaxed);
     };
     std::atomic<size_t> next{0};
-    // The PCHs whose headers the text chose are built first, a thread each, the one its group
-    // needs first first (its lowest rank), while the other threads start on the TUs: a TU of
-    // the group that starts before its PCH is ready is parsed plain (the TUs of configurations
-    // without a PCH rank first, so most groups' TUs start after it). The build's libclang
-    // session is its own: no TU's body skipping depends on it (header_claims.h).
+    // The PCHs whose headers the text chose are built before any TU, the one its group needs
+    // first first (its lowest rank), each by the next thread free: with more threads than such
+    // PCHs the others start on the TUs meanwhile, and a TU of a group that starts before its PCH
+    // is ready is parsed plain (the TUs of configurations without a PCH rank first, so most
+    // groups' TUs start after it). The build's libclang session is its own: no TU's body
+    // skipping depends on it (header_claims.h). An urgent TU may have started a build already
+    // (parseIn): the state is read under the group's lock.
     std::vector<PchGroup*> planned;
-    for (PchGroup& group : run.pchGroups)
+    for (PchGroup& group : run.pchGroups) {
+        std::lock_guard lock(group.mu);
         if (group.state == PchGroup::Planned)
             planned.push_back(&group);
+    }
     std::sort(planned.begin(), planned.end(), [&](const PchGroup* a, const PchGroup* b) {
         return run.rankOf[a->representative] < run.rankOf[b->representative];
     });
@@ -1013,6 +1017,8 @@ void Indexer::buildPch(Run& run, PchGroup& group, const std::vector<std::string>
 
 std::optional<IndexedTu> Indexer::parseIn(Run& run, size_t tu, Parser& parser,
                                           FileClaimer& claimer) {
+    // Built first by parseAll; here only if this TU is urgent, or came before the thread that
+    // took the group's build locked it.
     if (PchGroup* group = run.pchGroupOf.empty() ? nullptr : run.pchGroupOf[tu])
         buildPlanned(run, *group, parser);
     PchReport report;

@@ -126,8 +126,8 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
                                FileClaimer& claimer, const ParseOptions& options);
 
 /// Builds a PCH at `pchPath` from `headers` (#include spellings) with `command`'s configuration
-/// (its main file only says the language and the directory), in a session of its own, with every
-/// function body parsed. The source is written beside it (`pchPath`.h). Returns Built with the
+/// (its main file only says the language and the directory), in a session of its own: the
+/// project's function bodies parsed, those of system headers skipped. The source is written beside it (`pchPath`.h). Returns Built with the
 /// manifest, or BuildFailed with the first error; never throws.
 PchReport buildPrecompiledHeader(const CompileCommand& command,
                                  const std::vector<std::string>& headers,
