@@ -127,8 +127,9 @@ IndexedTu parseTranslationUnit(ParseSession& session, const CompileCommand& comm
 
 /// Builds a PCH at `pchPath` from `headers` (#include spellings) with `command`'s configuration
 /// (its main file only says the language and the directory), in a session of its own: the
-/// project's function bodies parsed, those of system headers skipped. The source is written beside it (`pchPath`.h). Returns Built with the
-/// manifest, or BuildFailed with the first error; never throws.
+/// project's function bodies parsed, those of system headers skipped. The source is written
+/// beside it (`pchPath`.h). Returns Built with the manifest, or BuildFailed with the first error;
+/// never throws.
 PchReport buildPrecompiledHeader(const CompileCommand& command,
                                  const std::vector<std::string>& headers,
                                  const std::string& pchPath, bool indexMacros);
